@@ -1,0 +1,336 @@
+"""The PPSF agent loop: render (agent mode), generate, parse, run tools, feed results back, repeat."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .generation import CachedGenerator, GenerationResult
+from . import ppsf
+from .toolbox import Toolbox
+
+DEFAULT_SYSTEM_PROMPT = (
+    "Sen dikkatli bir eczacı asistanısın. İlaçlar hakkında önce araçlarla bilgi al, yalnızca araç "
+    "sonuçlarına dayanarak hastanın dilinde kısa ve doğru yanıt ver. You are a careful pharmacist: "
+    "look drugs up with the tools first, answer briefly in the patient's language, only from the results."
+)
+TURKISH_LETTERS = set("çğıöşüÇĞİÖŞÜ")
+
+Event = dict[str, Any]
+
+
+@dataclass
+class StepStats:
+    """What one generation step cost."""
+
+    step: int
+    prompt_tokens: int
+    cached_tokens: int
+    prefill_tokens: int
+    decoded_tokens: int
+    stop_reason: str
+    seconds: float
+    tool_calls: int
+
+
+@dataclass
+class RunStats:
+    steps: list[StepStats] = field(default_factory=list)
+
+    @property
+    def prefill_tokens(self) -> int:
+        return sum(s.prefill_tokens for s in self.steps)
+
+    @property
+    def generated_tokens(self) -> int:
+        return sum(s.decoded_tokens for s in self.steps)
+
+    @property
+    def seconds(self) -> float:
+        return sum(s.seconds for s in self.steps)
+
+    def to_dict(self) -> dict:
+        return {
+            "steps": len(self.steps),
+            "prefill_tokens": self.prefill_tokens,
+            "generated_tokens": self.generated_tokens,
+            "seconds": round(self.seconds, 3),
+            "per_step": [asdict(s) for s in self.steps],
+        }
+
+
+@dataclass
+class AgentResult:
+    message: dict  # the final assistant message
+    messages: list[dict]  # the whole transcript, OpenAI-style
+    stats: RunStats
+
+
+class Transcript:
+    """Appends one JSON line per message or event, flushed at once, so a killed run leaves valid lines."""
+
+    def __init__(self, path: str | Path | None, run_id: str) -> None:
+        self.path = Path(path) if path is not None else None
+        self.run_id = run_id
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+
+    def write(self, kind: str, **data: Any) -> None:
+        if self.path is None:
+            return
+        line = json.dumps({"run": self.run_id, "time": round(time.time(), 3), "type": kind, **data}, ensure_ascii=False)
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(line + "\n")
+
+
+def _without(messages: list[dict], start: int, count: int) -> list[dict]:
+    return messages[:start] + messages[start + count :]
+
+
+class Agent:
+    """A pharmacist agent over any causal LM, speaking PPSF with this repo's templates.
+
+    >>> agent = Agent(model, tokenizer)
+    >>> result = agent.run("Parol ne işe yarar?")
+    >>> result.message["content"], result.stats.to_dict()
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        tools: list[Callable] | None = None,
+        *,
+        system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
+        max_steps: int = 5,
+        max_new_tokens: int = 256,
+        tool_timeout: float = 10.0,
+        temperature: float = 0.0,
+        seed: int | None = None,
+        transcript: str | Path | None = None,
+        on_event: Callable[[Event], None] | None = None,
+        reuse_cache: bool = True,
+        examples: list[dict] | None = None,
+    ) -> None:
+        if max_steps < 1:
+            raise ValueError(f"max_steps must be >= 1, got {max_steps}")
+        if tools is None:
+            from .tools import PHARMACY_TOOLS
+
+            tools = list(PHARMACY_TOOLS)
+        self.tokenizer = tokenizer
+        # This repo's format, whatever templates the model's tokenizer came with (it is not modified).
+        self.chat_template = ppsf.chat_template()
+        self.response_template = ppsf.response_template()
+        self.toolbox = Toolbox(tools, timeout=tool_timeout)
+        self.generator = CachedGenerator(model, tokenizer)
+        self.system_prompt = system_prompt
+        self.max_steps = max_steps
+        self.max_new_tokens = max_new_tokens
+        self.sampling = {"temperature": temperature, "seed": seed}
+        self.transcript_path = transcript
+        self.on_event = on_event
+        self.reuse_cache = reuse_cache
+        # Demonstration turns rendered after the system prompt (few-shot for a model not tuned on PPSF);
+        # they are part of every prompt, not of the returned transcript.
+        self.examples = [dict(m) for m in examples or []]
+
+    # ---- public API ----
+    def run(self, question_or_messages: str | list[dict]) -> AgentResult:
+        """Answer a question (or continue a conversation) and return the final message, transcript, stats."""
+        messages = self._start(question_or_messages)
+        log = Transcript(self.transcript_path, uuid.uuid4().hex[:12])
+        if self.examples:
+            log.write("examples", messages=self.examples)
+        for message in messages:
+            log.write("message", message=message)
+        head = 1 if messages[0].get("role") == "system" else 0
+        messages[head:head] = [dict(m) for m in self.examples]
+        shown = len(self.examples)
+        self.toolbox.new_run()
+        if not self.reuse_cache:
+            self.generator.reset()
+        stats = RunStats()
+        outcomes: list[tuple[str, bool]] = []  # (tool name, succeeded) of every call
+        for step in range(1, self.max_steps + 1):
+            prompt = self.render(messages)
+            result, parsed = self._generate(prompt)
+            calls = parsed.get("tool_calls") or []
+            stats.steps.append(self._step_stats(step, result, len(calls)))
+            assistant = self._assistant_message(parsed, step)
+            messages.append(assistant)
+            log.write("message", message=assistant)
+            if "parse_error" in assistant:
+                # The model can fix a call it wrote badly: tell it why, as a tool result, and go on.
+                output = {"error": {"code": "invalid_tool_call", "message": assistant["parse_error"][:500]}}
+                self._append_tool_result(messages, log, "invalid_tool_call", None, output, outcomes)
+                continue
+            if not calls:
+                log.write("stats", stats=stats.to_dict())
+                self._emit({"type": "final", "message": assistant, "stats": stats.to_dict()})
+                return AgentResult(assistant, _without(messages, head, shown), stats)
+            for call in assistant["tool_calls"]:  # parallel calls run and answer in order
+                fn = call["function"]
+                output = self.toolbox.call(fn["name"], json.loads(fn["arguments"]))
+                self._append_tool_result(messages, log, fn["name"], call["id"], output, outcomes)
+            log.write("step", stats=asdict(stats.steps[-1]))
+        final = self._final_answer(messages, outcomes, stats)
+        messages.append(final)
+        log.write("message", message=final)
+        log.write("stats", stats=stats.to_dict())
+        self._emit({"type": "final", "message": final, "stats": stats.to_dict()})
+        return AgentResult(final, _without(messages, head, shown), stats)
+
+    def render(self, messages: list[dict]) -> str:
+        """The agent-mode prompt: no generation prompt, the model writes its own blocks."""
+        return self.tokenizer.apply_chat_template(
+            messages, tools=self.toolbox.schemas, chat_template=self.chat_template, tokenize=False
+        )
+
+    # ---- one step ----
+    def _start(self, question_or_messages: str | list[dict]) -> list[dict]:
+        if isinstance(question_or_messages, str):
+            if not question_or_messages.strip():
+                raise ValueError("The question is empty")
+            messages = [{"role": "user", "content": question_or_messages}]
+        elif isinstance(question_or_messages, list) and question_or_messages:
+            messages = [dict(m) for m in question_or_messages]
+        else:
+            raise ValueError("run() takes a question string or a non-empty list of messages")
+        if self.system_prompt and messages[0].get("role") != "system":
+            messages.insert(0, {"role": "system", "content": self.system_prompt})
+        return messages
+
+    def _generate(self, prompt: str) -> tuple[GenerationResult, dict]:
+        """Generate one step, streaming parser events; returns the raw result and the parsed message."""
+        parser = self.tokenizer.get_response_parser(self.response_template, prefix=prompt, tools=self.toolbox.schemas)
+        broken: list[str] = []
+
+        def on_text(piece: str) -> None:
+            if broken:
+                return
+            try:
+                events = parser.feed(piece)
+            except ValueError as e:  # a tool call whose JSON does not parse
+                broken.append(str(e))
+                return
+            self._emit_parser_events(events)
+
+        result = self.generator.generate(prompt, max_new_tokens=self.max_new_tokens, on_text=on_text, **self.sampling)
+        if not broken:
+            try:
+                message, events = parser.finalize()
+                self._emit_parser_events(events)
+            except ValueError as e:
+                broken.append(str(e))
+        if broken:
+            return result, {"role": "assistant", "invalid": result.text, "error": broken[0]}
+        if not message.get("content") and not message.get("tool_calls") and result.text.strip():
+            # Text outside any block (a model that skipped the marker) is the answer, not dropped.
+            message["content"] = result.text.strip()
+        return result, message
+
+    def _assistant_message(self, parsed: dict, step: int) -> dict:
+        if "invalid" in parsed:
+            # Keep what the model wrote, as an answer the next prompt shows, plus the parse error.
+            return {"role": "assistant", "content": parsed["invalid"], "parse_error": parsed["error"]}
+        message: dict[str, Any] = {"role": "assistant", "content": parsed.get("content")}
+        if parsed.get("reasoning_content"):
+            message["reasoning_content"] = parsed["reasoning_content"]
+        calls = parsed.get("tool_calls") or []
+        if calls:
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{step}_{i}",
+                    "type": "function",
+                    "function": {
+                        "name": call["function"].get("name"),
+                        # OpenAI-style string; renders exactly as the dict would.
+                        "arguments": json.dumps(call["function"].get("arguments", {}), ensure_ascii=False),
+                    },
+                }
+                for i, call in enumerate(calls)
+            ]
+        return message
+
+    def _append_tool_result(
+        self, messages: list[dict], log: Transcript, name: str, call_id: str | None, output: dict, outcomes: list
+    ) -> None:
+        message = {"role": "tool", "name": name, "content": json.dumps(output, ensure_ascii=False)}
+        if call_id is not None:
+            message["tool_call_id"] = call_id
+        messages.append(message)
+        outcomes.append((name, "error" not in output))
+        log.write("message", message=message)
+        self._emit({"type": "tool_result", "name": name, "id": call_id, "result": output})
+
+    def _step_stats(self, step: int, result: GenerationResult, n_calls: int) -> StepStats:
+        stats = StepStats(
+            step=step,
+            prompt_tokens=result.prompt_tokens,
+            cached_tokens=result.cached_tokens,
+            prefill_tokens=result.prefill_tokens,
+            decoded_tokens=result.decoded_tokens,
+            stop_reason=result.stop_reason,
+            seconds=round(result.seconds, 4),
+            tool_calls=n_calls,
+        )
+        self._emit({"type": "step", **asdict(stats)})
+        return stats
+
+    def _final_answer(self, messages: list[dict], outcomes: list[tuple[str, bool]], stats: RunStats) -> dict:
+        """Out of steps: ask for an answer from what is known (plain @PHARMACIST prompt, no more tools).
+
+        Like smolagents' provide_final_answer. If the model still says nothing, say what is missing.
+        """
+        prompt = self.tokenizer.apply_chat_template(
+            messages,
+            tools=self.toolbox.schemas,
+            chat_template=self.chat_template,
+            add_generation_prompt=True,
+            tokenize=False,
+        )
+        result, parsed = self._generate(prompt)
+        stats.steps.append(self._step_stats(len(stats.steps) + 1, result, 0))
+        content = (parsed.get("content") or "").strip()
+        if "invalid" in parsed or not content:
+            content = self._out_of_steps(messages, outcomes)
+        return {"role": "assistant", "content": content}
+
+    def _out_of_steps(self, messages: list[dict], outcomes: list[tuple[str, bool]]) -> str:
+        """A plain answer when max_steps ran out: what was tried and what is missing."""
+        question = next((m["content"] for m in messages if m.get("role") == "user"), "")
+        turkish = isinstance(question, str) and bool(TURKISH_LETTERS & set(question))
+        tried = ", ".join(dict.fromkeys(name for name, _ in outcomes)) or ("hiçbiri" if turkish else "none")
+        errors = any(not ok for _, ok in outcomes)
+        if turkish:
+            text = (
+                f"Üzgünüm, {self.max_steps} adımda kesin bir yanıta ulaşamadım. Kullanılan araçlar: {tried}."
+                + (" Bazı araç çağrıları hata verdi." if errors else "")
+                + " Lütfen sorunuzu ilaç adıyla daha açık sorun ya da bir eczacıya danışın."
+            )
+        else:
+            text = (
+                f"Sorry, I could not reach a reliable answer within {self.max_steps} steps. Tools used: {tried}."
+                + (" Some tool calls failed." if errors else "")
+                + " Please ask again naming the drug, or consult a pharmacist."
+            )
+        return text
+
+    # ---- events ----
+    def _emit(self, event: Event) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+    def _emit_parser_events(self, events: list[dict]) -> None:
+        for event in events:
+            if event["type"] == "region_chunk" and event["field"] in ("content", "reasoning_content"):
+                self._emit({"type": "text", "field": event["field"], "text": event["text"]})
+            elif event["type"] == "region_close" and event["field"] == "tool_calls":
+                fn = event["value"].get("function", {}) if isinstance(event["value"], dict) else {}
+                self._emit({"type": "tool_call", "name": fn.get("name"), "arguments": fn.get("arguments")})

@@ -1,0 +1,144 @@
+"""`python -m agent [QUESTION]`: ask the pharmacist agent once, or chat with it when no question is given."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from .agent import DEFAULT_SYSTEM_PROMPT, Agent, AgentResult
+
+
+def demo_examples() -> list[dict]:
+    """One worked exchange (call, real tool result, grounded answer) for a model not tuned on PPSF."""
+    from .tools import search_drug
+
+    result = search_drug("Majezik")
+    return [
+        {"role": "user", "content": "Majezik ne için kullanılır?"},
+        {"role": "assistant", "tool_calls": [{"name": "search_drug", "arguments": {"drug": "Majezik"}}]},
+        {"role": "tool", "name": "search_drug", "content": json.dumps(result, ensure_ascii=False)},
+        {"role": "assistant", "content": f"Majezik ({result['active_ingredient']}): {result['usage']}."},
+    ]
+
+
+def default_transcript() -> Path:
+    from .models import cache_dir
+
+    return cache_dir() / "transcripts" / f"{datetime.date.today().isoformat()}.jsonl"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m agent",
+        description="A PPSF pharmacist agent: it looks drugs up with offline tools, then answers.",
+    )
+    p.add_argument("question", nargs="?", help="ask once and exit; without it, chat interactively")
+    p.add_argument("--model", help="Hub id or local folder of a causal LM (default: bundled SmolLM2-135M-Instruct)")
+    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"])
+    p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"])
+    p.add_argument("--max-steps", type=int, default=5, help="generation steps before a final answer is forced")
+    p.add_argument("--max-new-tokens", type=int, default=256, help="tokens per generation step")
+    system = p.add_mutually_exclusive_group()
+    system.add_argument("--system", help="system prompt text (any language)")
+    system.add_argument("--system-file", type=Path, help="read the system prompt from a UTF-8 file")
+    p.add_argument("--no-examples", action="store_true", help="do not show the model a worked example")
+    p.add_argument("--no-stream", action="store_true", help="print the answer only when it is complete")
+    p.add_argument("--json", action="store_true", help="print the transcript and stats as JSON")
+    p.add_argument("--transcript", type=Path, help="JSONL file to append to (default: a dated file in the cache)")
+    return p
+
+
+class Printer:
+    """Shows a run as it happens: answer text as generated, tool calls and results as one line each."""
+
+    def __init__(self, stream: bool) -> None:
+        self.stream = stream
+        self.field: str | None = None
+        self.content = ""  # answer text streamed since the last tool call
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        kind = event["type"]
+        if kind == "text" and self.stream:
+            if event["field"] != self.field:
+                self.field = event["field"]
+                print("\n(düşünce) " if self.field == "reasoning_content" else "\n", end="", flush=True)
+            print(event["text"], end="", flush=True)
+            if self.field == "content":
+                self.content += event["text"]
+        elif kind == "tool_call":
+            args = json.dumps(event["arguments"], ensure_ascii=False)
+            print(f"\n→ {event['name']}({args})", file=sys.stderr, flush=True)
+            self.field, self.content = None, ""
+        elif kind == "tool_result":
+            text = json.dumps(event["result"], ensure_ascii=False)
+            print(f"← {event['name']}: {text[:240]}{'…' if len(text) > 240 else ''}", file=sys.stderr, flush=True)
+
+
+def _summary(result: AgentResult) -> str:
+    s = result.stats
+    return (
+        f"[{len(s.steps)} steps, {s.prefill_tokens} prefill + {s.generated_tokens} generated tokens, {s.seconds:.1f} s]"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from .models import ModelLoadError, load_model
+
+    if args.system_file is not None:
+        try:
+            system_prompt = args.system_file.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as e:
+            print(f"error: cannot read --system-file {args.system_file}: {e}", file=sys.stderr)
+            return 2
+    else:
+        system_prompt = args.system if args.system is not None else DEFAULT_SYSTEM_PROMPT
+    try:
+        model, tokenizer = load_model(args.model, device=args.device, dtype=args.dtype)
+    except (ModelLoadError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    printer = Printer(stream=not args.no_stream and not args.json)
+    transcript = args.transcript or default_transcript()
+    agent = Agent(
+        model,
+        tokenizer,
+        system_prompt=system_prompt or None,
+        max_steps=args.max_steps,
+        max_new_tokens=args.max_new_tokens,
+        transcript=transcript,
+        on_event=printer,
+        examples=None if args.no_examples else demo_examples(),
+    )
+
+    def answer(conversation: str | list[dict]) -> AgentResult:
+        result = agent.run(conversation)
+        if args.json:
+            print(json.dumps({"messages": result.messages, "stats": result.stats.to_dict()}, ensure_ascii=False))
+        else:
+            final = (result.message.get("content") or "").strip()
+            if printer.content.strip() != final:  # not streamed (or --no-stream): print it now
+                print("\n" + final, end="")
+            print()
+            print(_summary(result), file=sys.stderr)
+        printer.field, printer.content = None, ""
+        return result
+
+    if args.question is not None:
+        answer(args.question)
+        print(f"transcript: {transcript}", file=sys.stderr)
+        return 0
+    print("PPSF eczacı — soru yazın (çıkmak için Ctrl-D). Ask a question (Ctrl-D to quit).", file=sys.stderr)
+    history: list[dict] = []
+    while True:
+        try:
+            question = input("\n@PATIENT> ").strip()
+        except (EOFError, KeyboardInterrupt):
+            print(f"\ntranscript: {transcript}", file=sys.stderr)
+            return 0
+        if question:
+            history = answer(history + [{"role": "user", "content": question}]).messages

@@ -1,0 +1,111 @@
+"""Running the model's tool calls: lookup, argument validation against the JSON schema, timeout, errors.
+
+Every failure becomes a structured error result the model can read and act on; nothing raises out.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import copy
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema
+from transformers.utils import get_json_schema
+
+REPEAT_LIMIT = 3  # the third identical call (same name and arguments) in one run is refused
+
+
+def tool_schema(fn: Callable) -> dict:
+    """The JSON schema of a typed, Google-docstring function, as the prompt shows it."""
+    schema = get_json_schema(fn)
+    schema["function"].pop("return", None)  # the model never needs it; it only costs prompt tokens
+    return schema
+
+
+def _validator_schema(parameters: dict) -> dict:
+    """Parameters schema for jsonschema: `nullable` (get_json_schema's Optional) as a null type, no extras."""
+
+    def fix(node: Any) -> Any:
+        if isinstance(node, dict):
+            node = {k: fix(v) for k, v in node.items()}
+            if node.pop("nullable", False) and isinstance(node.get("type"), str):
+                node["type"] = [node["type"], "null"]
+            return node
+        if isinstance(node, list):
+            return [fix(v) for v in node]
+        return node
+
+    schema = fix(copy.deepcopy(parameters))
+    schema.setdefault("type", "object")
+    schema["additionalProperties"] = False
+    return schema
+
+
+def error(code: str, message: str) -> dict:
+    return {"error": {"code": code, "message": message}}
+
+
+@dataclass
+class Toolbox:
+    """The tools an agent may call, with their schemas and a per-run call ledger."""
+
+    functions: list[Callable]
+    timeout: float = 10.0
+    schemas: list[dict] = field(init=False)
+    _by_name: dict[str, tuple[Callable, Any]] = field(init=False, repr=False)
+    _seen: dict[str, int] = field(init=False, repr=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.schemas = [tool_schema(fn) for fn in self.functions]
+        self._by_name = {}
+        for fn, schema in zip(self.functions, self.schemas, strict=True):
+            name = schema["function"]["name"]
+            if name in self._by_name:
+                raise ValueError(f"two tools are named {name!r}")
+            validator = jsonschema.Draft202012Validator(_validator_schema(schema["function"].get("parameters", {})))
+            self._by_name[name] = (fn, validator)
+        # One worker pool for the agent's lifetime; a timed-out tool keeps its thread until it returns.
+        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="ppsf-tool")
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._by_name)
+
+    def new_run(self) -> None:
+        """Forget the calls of the previous run (the repeat limit is per run)."""
+        self._seen = {}
+
+    def call(self, name: str, arguments: Any) -> dict:
+        """Run one call; the result, or {"error": {"code", "message"}} naming what went wrong."""
+        if name not in self._by_name:
+            return error("unknown_tool", f"There is no tool {name!r}. Available tools: {', '.join(self.names)}.")
+        if not isinstance(arguments, dict):
+            return error("invalid_arguments", f"{name}: arguments must be a JSON object, got {arguments!r}.")
+        key = name + json.dumps(arguments, sort_keys=True, ensure_ascii=False)
+        self._seen[key] = self._seen.get(key, 0) + 1
+        if self._seen[key] >= REPEAT_LIMIT:
+            return error(
+                "repeated_call",
+                f"{name} was already called {self._seen[key] - 1} times with these arguments; "
+                "use the earlier results or answer the patient.",
+            )
+        fn, validator = self._by_name[name]
+        problems = sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))
+        if problems:
+            details = "; ".join(f"{'.'.join(str(p) for p in e.path) or 'arguments'}: {e.message}" for e in problems)
+            return error("invalid_arguments", f"{name}: {details}.")
+        future = self._pool.submit(fn, **arguments)
+        try:
+            result = future.result(timeout=self.timeout)
+        except concurrent.futures.TimeoutError:
+            return error("tool_timeout", f"{name} did not answer within {self.timeout:g} s.")
+        except Exception as e:  # a tool's bug must reach the model as a result, not end the run
+            return error("tool_error", f"{name} failed: {type(e).__name__}: {e}")
+        try:
+            json.dumps(result, ensure_ascii=False)
+        except (TypeError, ValueError) as e:
+            return error("tool_error", f"{name} returned something that is not JSON: {e}")
+        return result

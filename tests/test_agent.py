@@ -1,0 +1,261 @@
+"""The agent loop. A scripted generator stands in for the model where the test is about loop logic."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from ppsf_helpers import markers, repo_tokenizer
+
+from agent.agent import Agent
+from agent.generation import GenerationResult
+
+
+def lookup(drug: str) -> dict:
+    """Find a drug.
+
+    Args:
+        drug: Drug name.
+    """
+    return {"drug": drug, "usage": "Ağrı kesici"}
+
+
+def dose(drug: str, weight_kg: float) -> dict:
+    """Dose for a weight.
+
+    Args:
+        drug: Drug name.
+        weight_kg: Body weight in kg.
+    """
+    return {"drug": drug, "mg": round(weight_kg * 15, 1)}
+
+
+def broken(drug: str) -> dict:
+    """Always fails.
+
+    Args:
+        drug: Drug name.
+    """
+    raise RuntimeError("database offline")
+
+
+def slow(drug: str) -> dict:
+    """Never answers in time.
+
+    Args:
+        drug: Drug name.
+    """
+    time.sleep(2)
+    return {}
+
+
+def call(name: str, **arguments) -> str:
+    return f'@TOOL_CALL\n{{\n  "name": "{name}",\n  "arguments": {json.dumps(arguments, ensure_ascii=False)}\n}}'
+
+
+class ScriptedGenerator:
+    """Replays texts as if a model wrote them, streaming each in small chunks; records the prompts."""
+
+    def __init__(self, texts: list[str]) -> None:
+        self.texts = list(texts)
+        self.prompts: list[str] = []
+
+    def reset(self) -> None:
+        pass
+
+    def generate(self, prompt, max_new_tokens=256, temperature=0.0, top_p=1.0, seed=None, on_text=None):
+        self.prompts.append(prompt)
+        text = self.texts.pop(0) if self.texts else ""
+        if on_text is not None:
+            for i in range(0, len(text), 3):
+                on_text(text[i : i + 3])
+        return GenerationResult(
+            text=text,
+            stop_reason="tool_call" if text.endswith("}") else "eos",
+            token_ids=[1] * len(text),
+            prompt_tokens=len(prompt),
+            cached_tokens=0,
+            prefill_tokens=len(prompt),
+            decoded_tokens=len(text),
+            prefill_seconds=0.0,
+            decode_seconds=0.0,
+            seconds=0.0,
+        )
+
+
+def make_agent(texts: list[str], tools=(lookup, dose, broken, slow), **kwargs) -> tuple[Agent, ScriptedGenerator]:
+    events: list[dict] = []
+    agent = Agent(None, repo_tokenizer(), list(tools), tool_timeout=0.3, on_event=events.append, **kwargs)
+    agent.generator = ScriptedGenerator(texts)
+    agent.events = events
+    return agent, agent.generator
+
+
+def tool_results(result) -> list[dict]:
+    return [json.loads(m["content"]) for m in result.messages if m["role"] == "tool"]
+
+
+def test_call_result_answer():
+    agent, gen = make_agent([call("lookup", drug="Parol"), "@PHARMACIST\nParol ağrı kesicidir."])
+    result = agent.run("Parol ne işe yarar?")
+    assert result.message == {"role": "assistant", "content": "Parol ağrı kesicidir."}
+    roles = [m["role"] for m in result.messages]
+    assert roles == ["system", "user", "assistant", "tool", "assistant"]
+    assistant, tool = result.messages[2], result.messages[3]
+    assert assistant["tool_calls"] == [
+        {"id": "call_1_0", "type": "function", "function": {"name": "lookup", "arguments": '{"drug": "Parol"}'}}
+    ]
+    assert tool == {
+        "role": "tool",
+        "name": "lookup",
+        "content": '{"drug": "Parol", "usage": "Ağrı kesici"}',
+        "tool_call_id": "call_1_0",
+    }
+    assert [s.step for s in result.stats.steps] == [1, 2]
+    # Agent mode: no generation prompt; the second prompt extends the first by what the model wrote.
+    assert gen.prompts[0].endswith("@PATIENT\nParol ne işe yarar?\n\n")
+    assert gen.prompts[1].startswith(gen.prompts[0] + call("lookup", drug="Parol") + "\n\n@TOOL_RESPONSE")
+    kinds = [e["type"] for e in agent.events]
+    assert kinds.count("tool_call") == 1 and kinds.count("tool_result") == 1 and kinds[-1] == "final"
+    streamed = "".join(e["text"] for e in agent.events if e["type"] == "text" and e["field"] == "content")
+    assert streamed == "Parol ağrı kesicidir."
+
+
+def test_parallel_calls_answer_in_order():
+    two = call("lookup", drug="Parol") + "\n\n" + call("dose", drug="Parol", weight_kg=20)
+    agent, gen = make_agent([two, "@PHARMACIST\nTamam."])
+    result = agent.run("Parol dozu?")
+    tools = [m for m in result.messages if m["role"] == "tool"]
+    assert [(m["name"], m["tool_call_id"]) for m in tools] == [("lookup", "call_1_0"), ("dose", "call_1_1")]
+    assert json.loads(tools[1]["content"]) == {"drug": "Parol", "mg": 300}
+    assert markers(gen.prompts[1])[-4:] == ["@TOOL_CALL", "@TOOL_CALL", "@TOOL_RESPONSE", "@TOOL_RESPONSE"]
+
+
+def test_arguments_are_cast_to_the_schema():
+    agent, _ = make_agent([call("dose", drug="Parol", weight_kg="20"), "@PHARMACIST\nok"])
+    assert tool_results(agent.run("doz"))[0] == {"drug": "Parol", "mg": 300}
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "fragment"),
+    [
+        (call("prescribe", drug="Parol"), "unknown_tool", "Available tools: lookup, dose, broken, slow"),
+        (call("dose", drug="Parol"), "invalid_arguments", "'weight_kg' is a required property"),
+        (call("dose", drug="Parol", weight_kg="abc"), "invalid_arguments", "weight_kg: 'abc' is not of type"),
+        (call("lookup", drug="Parol", extra=1), "invalid_arguments", "'extra' was unexpected"),
+        (call("broken", drug="Parol"), "tool_error", "RuntimeError: database offline"),
+        (call("slow", drug="Parol"), "tool_timeout", "did not answer within 0.3 s"),
+        ('@TOOL_CALL\n{"name": "lookup", "arguments": {"drug": "Parol"', "invalid_tool_call", "json"),
+    ],
+)
+def test_errors_reach_the_model_as_tool_results(text, code, fragment):
+    agent, gen = make_agent([text, "@PHARMACIST\nÜzgünüm."])
+    result = agent.run("Parol?")
+    error = tool_results(result)[0]["error"]
+    assert error["code"] == code and fragment in error["message"]
+    assert result.message["content"] == "Üzgünüm."
+    assert '{"error": {"code": "' + code in gen.prompts[1]
+
+
+def test_third_identical_call_is_refused():
+    same = call("lookup", drug="Parol")
+    agent, _ = make_agent([same, same, same, "@PHARMACIST\nParol ağrı kesicidir."])
+    results = tool_results(agent.run("Parol?"))
+    assert [r.get("error", {}).get("code") for r in results] == [None, None, "repeated_call"]
+
+
+def test_max_steps_forces_a_final_answer():
+    same = call("lookup", drug="Parol")
+    agent, gen = make_agent([same, call("lookup", drug="Arveles"), "\nParol ağrı kesicidir."], max_steps=2)
+    result = agent.run("Parol ne işe yarar?")
+    assert result.message == {"role": "assistant", "content": "Parol ağrı kesicidir."}
+    assert gen.prompts[-1].endswith("@PHARMACIST")  # plain mode: no more tools
+    assert len(result.stats.steps) == 3
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [("Parol ne işe yarar?", "Üzgünüm, 2 adımda"), ("What is Parol for?", "Sorry, I could not reach")],
+)
+def test_max_steps_without_an_answer_says_what_is_missing(question, expected):
+    agent, _ = make_agent([call("lookup", drug="x"), call("broken", drug="y"), ""], max_steps=2)
+    content = agent.run(question).message["content"]
+    assert content.startswith(expected) and "lookup, broken" in content
+    assert "{" not in content  # an answer, not a log dump
+
+
+def test_text_without_markers_is_kept_as_the_answer():
+    agent, _ = make_agent(["Parol bir ağrı kesicidir."])
+    assert agent.run("Parol?").message["content"] == "Parol bir ağrı kesicidir."
+
+
+def test_reasoning_is_kept():
+    agent, _ = make_agent(["@THOUGHT\nAraç gerekmez.\n\n@PHARMACIST\nMerhaba!"])
+    assert agent.run("Merhaba").message == {
+        "role": "assistant",
+        "content": "Merhaba!",
+        "reasoning_content": "Araç gerekmez.",
+    }
+
+
+def test_transcript_is_jsonl_flushed_per_step(tmp_path):
+    path = tmp_path / "t.jsonl"
+
+    class Dies(ScriptedGenerator):
+        def generate(self, prompt, **kwargs):
+            if len(self.prompts) == 1:
+                raise KeyboardInterrupt
+            return super().generate(prompt, **kwargs)
+
+    agent, _ = make_agent([], transcript=path)
+    agent.generator = Dies([call("lookup", drug="Parol")])
+    with pytest.raises(KeyboardInterrupt):
+        agent.run("Parol?")
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert [line["type"] for line in lines] == ["message", "message", "message", "message", "step"]
+    assert lines[3]["message"]["role"] == "tool" and len({line["run"] for line in lines}) == 1
+
+
+def test_examples_are_prompted_but_not_returned():
+    examples = [{"role": "user", "content": "Örnek?"}, {"role": "assistant", "content": "Örnek yanıt."}]
+    agent, gen = make_agent(["@PHARMACIST\nTamam."], examples=examples)
+    result = agent.run("Parol?")
+    assert "@PATIENT\nÖrnek?\n\n@PHARMACIST\nÖrnek yanıt.\n\n@PATIENT\nParol?" in gen.prompts[0]
+    assert [m["role"] for m in result.messages] == ["system", "user", "assistant"]
+
+
+def test_continues_a_conversation_and_takes_any_system_prompt():
+    russian = "Реши задачу по инструкции ниже. Не давай никаких объяснений."
+    agent, gen = make_agent(["@PHARMACIST\n4"], system_prompt=russian)
+    first = agent.run("2+2?")
+    agent.generator = ScriptedGenerator(["@PHARMACIST\n6"])
+    second = agent.run(first.messages + [{"role": "user", "content": "3+3?"}])
+    assert [m["content"] for m in second.messages if m["role"] == "assistant"] == ["4", "6"]
+    assert agent.generator.prompts[0].startswith(f"@FORMAT PPSF/1.0\n\n@SYSTEM\n{russian}\n\n@TOOLS\n")
+
+
+def test_the_repo_format_replaces_the_models_own_template():
+    from transformers import AutoTokenizer
+
+    from agent.ppsf import REPO_ROOT
+
+    tokenizer = AutoTokenizer.from_pretrained(str(REPO_ROOT))
+    tokenizer.chat_template = "{% for m in messages %}<|im_start|>{{ m.content }}{% endfor %}"
+    tokenizer.response_template = None
+    agent = Agent(None, tokenizer, [lookup])
+    agent.generator = ScriptedGenerator(["@PHARMACIST\nok"])
+    assert agent.run("x").message["content"] == "ok"
+    assert agent.generator.prompts[0].startswith("@FORMAT PPSF/1.0\n\n@SYSTEM\n")
+
+
+def test_bad_input():
+    agent, _ = make_agent([])
+    with pytest.raises(ValueError, match="The question is empty"):
+        agent.run("  ")
+    with pytest.raises(ValueError, match="non-empty list of messages"):
+        agent.run([])
+    with pytest.raises(ValueError, match="max_steps must be >= 1"):
+        Agent(None, repo_tokenizer(), [lookup], max_steps=0)
+    with pytest.raises(ValueError, match="two tools are named 'lookup'"):
+        Agent(None, repo_tokenizer(), [lookup, lookup])
