@@ -10,8 +10,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .generation import CachedGenerator, GenerationResult
 from . import ppsf
+from .generation import CachedGenerator, GenerationResult
 from .toolbox import Toolbox
 
 DEFAULT_SYSTEM_PROMPT = (
