@@ -116,6 +116,7 @@ class Agent:
         on_event: Callable[[Event], None] | None = None,
         reuse_cache: bool = True,
         examples: list[dict] | None = None,
+        generator: Any = None,
     ) -> None:
         if max_steps < 1:
             raise ValueError(f"max_steps must be >= 1, got {max_steps}")
@@ -128,7 +129,9 @@ class Agent:
         self.chat_template = ppsf.chat_template()
         self.response_template = ppsf.response_template()
         self.toolbox = Toolbox(tools, timeout=tool_timeout)
-        self.generator = CachedGenerator(model, tokenizer)
+        # Any object with CachedGenerator's generate()/reset() (e.g. agent.openai_backend.OpenAIGenerator);
+        # model is then unused and may be None.
+        self.generator = generator if generator is not None else CachedGenerator(model, tokenizer)
         self.system_prompt = system_prompt
         self.max_steps = max_steps
         self.max_new_tokens = max_new_tokens
@@ -153,8 +156,6 @@ class Agent:
         messages[head:head] = [dict(m) for m in self.examples]
         shown = len(self.examples)
         self.toolbox.new_run()
-        if not self.reuse_cache:
-            self.generator.reset()
         stats = RunStats()
         outcomes: list[tuple[str, bool]] = []  # (tool name, succeeded) of every call
         for step in range(1, self.max_steps + 1):
@@ -221,7 +222,13 @@ class Agent:
                 return
             self._emit_parser_events(events)
 
-        result = self.generator.generate(prompt, max_new_tokens=self.max_new_tokens, on_text=on_text, **self.sampling)
+        if not self.reuse_cache:  # every step from an empty KV cache (for comparisons)
+            self.generator.reset()
+        # Agent mode ends at a block boundary, and the model's next block starts with "@".
+        next_text = "@" if prompt.endswith("\n\n") else None
+        result = self.generator.generate(
+            prompt, max_new_tokens=self.max_new_tokens, on_text=on_text, next_text=next_text, **self.sampling
+        )
         if not broken:
             try:
                 message, events = parser.finalize()

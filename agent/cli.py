@@ -11,6 +11,8 @@ from typing import Any
 
 from .agent import DEFAULT_SYSTEM_PROMPT, Agent, AgentResult
 
+DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"  # as agent.openai_backend: not imported here, openai is optional
+
 
 def demo_examples() -> list[dict]:
     """One worked exchange (call, real tool result, grounded answer) for a model not tuned on PPSF."""
@@ -37,7 +39,19 @@ def build_parser() -> argparse.ArgumentParser:
         description="A PPSF pharmacist agent: it looks drugs up with offline tools, then answers.",
     )
     p.add_argument("question", nargs="?", help="ask once and exit; without it, chat interactively")
-    p.add_argument("--model", help="Hub id or local folder of a causal LM (default: bundled SmolLM2-135M-Instruct)")
+    p.add_argument(
+        "--model",
+        help="local backend: Hub id or local folder of a causal LM (default: bundled SmolLM2-135M-Instruct); "
+        "openai backend: the served model's name (default: the only model the server lists)",
+    )
+    p.add_argument(
+        "--backend",
+        default="local",
+        choices=["local", "openai"],
+        help="local: run the model here; openai: any OpenAI-compatible server's completions endpoint "
+        "(vLLM, TGI, `transformers serve`, ...), prompted and parsed with this repo's tokenizer",
+    )
+    p.add_argument("--base-url", help=f"openai backend: the server's API root (default: {DEFAULT_BASE_URL})")
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"])
     p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"])
     p.add_argument("--max-steps", type=int, default=5, help="generation steps before a final answer is forced")
@@ -85,9 +99,28 @@ def _summary(result: AgentResult) -> str:
     )
 
 
+def _backend(args: argparse.Namespace) -> tuple[Any, Any, Any]:
+    """(model, tokenizer, generator): a local model (generator None: the Agent builds its own), or a server."""
+    if args.backend == "openai":
+        from .openai_backend import OpenAIGenerator
+        from .ppsf import load_tokenizer
+
+        # The prompt is rendered and the reply parsed here, with this repo's tokenizer and templates.
+        tokenizer = load_tokenizer()
+        generator = OpenAIGenerator(args.model, tokenizer, base_url=args.base_url or DEFAULT_BASE_URL)
+        generator.check()
+        return None, tokenizer, generator
+    from .models import load_model
+
+    model, tokenizer = load_model(args.model, device=args.device, dtype=args.dtype)
+    return model, tokenizer, None
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    from .models import ModelLoadError, load_model
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.base_url is not None and args.backend != "openai":
+        parser.error("--base-url needs --backend openai")
 
     if args.system_file is not None:
         try:
@@ -97,9 +130,17 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     else:
         system_prompt = args.system if args.system is not None else DEFAULT_SYSTEM_PROMPT
+    from .models import ModelLoadError
+    from .ppsf import PPSFRepoError
+
+    errors: tuple[type[Exception], ...] = (ModelLoadError, PPSFRepoError, ValueError)
+    if args.backend == "openai":
+        from .openai_backend import ServingError
+
+        errors += (ServingError,)
     try:
-        model, tokenizer = load_model(args.model, device=args.device, dtype=args.dtype)
-    except (ModelLoadError, ValueError) as e:
+        model, tokenizer, generator = _backend(args)
+    except errors as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     printer = Printer(stream=not args.no_stream and not args.json)
@@ -113,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         transcript=transcript,
         on_event=printer,
         examples=None if args.no_examples else demo_examples(),
+        generator=generator,
     )
 
     def answer(conversation: str | list[dict]) -> AgentResult:

