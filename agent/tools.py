@@ -1,0 +1,619 @@
+"""Pharmacy tools for the PPSF agent: plain typed functions, usable by an LLM or directly from Python.
+
+``PHARMACY_TOOLS`` lists them in prompt order; ``transformers.utils.get_json_schema(fn)`` builds each
+schema from the type hints and docstring. All data is local (``agent/data``, see :mod:`agent.drugdb`).
+
+Every tool returns a small JSON-serialisable dict and never raises on bad input. Failures come back as
+``{"error": {"code": ..., "message": ...}}`` with one of these codes:
+
+- ``invalid_input``: wrong type, empty or over-long text (names: 200 characters), characters or
+  wording that do not belong in a name (newlines, ``@`` markers, "ignore previous instructions"),
+  a non-numeric, NaN or infinite number, an unknown section, a wrong argument name.
+- ``out_of_range``: a number outside its limits (weight > 0 and <= 300 kg, age 0-120 years).
+- ``unknown_drug``: no medicine matches; ``suggestions`` lists close names, if any.
+- ``ambiguous_drug``: the name fits several medicines; ``matches`` lists them (search_drug returns
+  these as a normal result instead).
+- ``internal_error``: an unexpected failure (a bug); the details are logged, not returned.
+
+Language: text comes in Turkish when the name looks Turkish (Turkish letters, a Turkish spelling such
+as "parasetamol", or a brand sold in Turkey such as Parol), otherwise in English. search_drug also
+returns the other language's usage (``usage_en`` or ``usage_tr``). Numeric strings such as "20" or
+"20,5" are accepted for numbers.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import math
+import numbers
+import re
+import unicodedata
+from collections.abc import Callable
+from typing import Any, Literal
+
+from agent.dosing import Dose, compute_dose, dose_in_ml
+from agent.drugdb import LIQUID_FORMS, SECTIONS, DrugDataError, DrugDB, Lang, Target, fold, load_db, looks_turkish
+
+logger = logging.getLogger(__name__)
+
+# Literal (not str) so get_json_schema emits an enum; kept equal to drugdb.SECTIONS by the tests.
+Section = Literal["indications", "dosage", "contraindications", "warnings", "side_effects", "interactions",
+                  "pregnancy", "pediatric", "overdose"]
+
+NAME_MAX = 200
+MAX_DRUGS = 10
+MAX_CONDITIONS = 20
+WEIGHT_MAX_KG = 300.0
+AGE_MAX_YEARS = 120.0
+ELDERLY_FROM_YEARS = 65
+
+DISCLAIMER = {"tr": "Bilgi amaçlıdır; hekim veya eczacınıza danışın.",
+              "en": "For information only; consult a doctor or pharmacist."}
+NO_KNOWN_INTERACTION = {"tr": "bu veritabanında bilinen etkileşim yok", "en": "no known interaction in this database"}
+SEVERITY_RANK = {"contraindicated": 0, "major": 1, "moderate": 2, "minor": 3}
+VERDICT_RANK = {"ok": 0, "caution": 1, "unknown": 2, "avoid": 3}
+FORM_NAMES = {
+    "tablet": ("tablet", "tablet"), "film_tablet": ("film tablet", "film-coated tablet"),
+    "enteric_tablet": ("enterik tablet", "gastro-resistant tablet"),
+    "modified_release_tablet": ("uzatılmış salımlı tablet", "modified-release tablet"),
+    "chewable_tablet": ("çiğneme tableti", "chewable tablet"),
+    "effervescent_tablet": ("efervesan tablet", "effervescent tablet"),
+    "sublingual_tablet": ("dil altı tablet", "sublingual tablet"), "capsule": ("kapsül", "capsule"),
+    "syrup": ("şurup", "syrup"), "suspension": ("süspansiyon", "suspension"),
+    "oral_solution": ("oral çözelti", "oral solution"), "drops": ("damla", "drops"),
+    "injection": ("enjeksiyon", "injection"), "gel": ("jel", "gel"), "cream": ("krem", "cream"),
+    "spray": ("sprey", "spray"), "mouthwash": ("gargara", "mouthwash"), "inhaler": ("inhaler", "inhaler"),
+    "lozenge": ("pastil", "lozenge"), "suppository": ("fitil", "suppository"),
+}
+_SECTION_ALIASES = {
+    "dose": "dosage", "doz": "dosage", "dozaj": "dosage", "pozoloji": "dosage", "kullanim": "dosage",
+    "indication": "indications", "endikasyon": "indications", "endikasyonlar": "indications",
+    "uses": "indications", "usage": "indications", "contraindication": "contraindications",
+    "kontrendikasyon": "contraindications", "kontrendikasyonlar": "contraindications",
+    "warning": "warnings", "uyari": "warnings", "uyarilar": "warnings", "side_effect": "side_effects",
+    "yan_etki": "side_effects", "yan_etkiler": "side_effects", "adverse_reactions": "side_effects",
+    "interaction": "interactions", "etkilesim": "interactions", "etkilesimler": "interactions",
+    "gebelik": "pregnancy", "hamilelik": "pregnancy", "lactation": "pregnancy", "emzirme": "pregnancy",
+    "breastfeeding": "pregnancy", "children": "pediatric", "paediatric": "pediatric", "cocuk": "pediatric",
+    "cocuklar": "pediatric", "overdosage": "overdose", "doz_asimi": "overdose", "zehirlenme": "overdose",
+}
+_NAME_PUNCT = frozenset(" -+/.,'’()%&_?!")
+_CONDITION_PUNCT = _NAME_PUNCT | frozenset(":;")
+# Phrases that steer a model rather than name a medicine or a condition.
+_INSTRUCTION = re.compile(
+    r"\b(ignore|disregard|forget|override)\b.{0,40}\b(instructions?|previous|above|prior|prompt|rules)\b"
+    r"|\bsystem\s*prompt\b|\byou\s+are\s+now\b|\bjailbreak\b"
+    r"|\b(önceki|yukarıdaki)\s+\w*\s*(talimat|komut|mesaj)|\btalimat\w*\s+(yok\s+say|unut)",
+    re.IGNORECASE,
+)
+_NUMERIC = re.compile(r"[+-]?(?:\d+(?:[.,]\d*)?|[.,]\d+)")
+_TRUE = frozenset({"true", "yes", "evet", "1"})
+_FALSE = frozenset({"false", "no", "hayir", "0", "none", "null"})
+
+
+class ToolError(Exception):
+    """A tool input problem, returned to the caller as {"error": {...}}."""
+
+    def __init__(self, code: str, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.code, self.message, self.extra = code, message, extra
+
+    def result(self) -> dict:
+        return {"error": {"code": self.code, "message": self.message, **self.extra}}
+
+
+def _tool(fn: Callable[..., dict]) -> Callable[..., dict]:
+    """Turn bad arguments and ToolErrors into error results; unexpected bugs into internal_error."""
+    signature = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> dict:
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            return ToolError("invalid_input", f"{fn.__name__}: {str(exc)[:150]}").result()
+        try:
+            return fn(*bound.args, **bound.kwargs)
+        except ToolError as exc:
+            return exc.result()
+        except DrugDataError:
+            raise  # broken packaged data is a release bug, not bad input: fail loudly
+        except Exception:
+            logger.exception("pharmacy tool %s failed", fn.__name__)
+            return ToolError("internal_error", f"{fn.__name__} failed unexpectedly").result()
+
+    return wrapper
+
+
+# ---------------------------------------------------------------- input checks
+
+
+def _text(value: Any, field: str, max_len: int = NAME_MAX, punct: frozenset[str] = _NAME_PUNCT) -> str:
+    if not isinstance(value, str):
+        raise ToolError("invalid_input", f"{field} must be a string, not {type(value).__name__}")
+    if len(value) > max_len:
+        raise ToolError("invalid_input", f"{field} is too long ({len(value)} characters, max {max_len})")
+    # Checked before stripping: a newline or tab anywhere could open a new PPSF block.
+    for ch in value:
+        if not (ch.isalnum() or ch in punct or unicodedata.category(ch).startswith("M")):
+            raise ToolError("invalid_input", f"{field} contains a character not allowed here: {ch!r}")
+    text = value.strip()
+    if not text:
+        raise ToolError("invalid_input", f"{field} is empty")
+    if _INSTRUCTION.search(text):
+        raise ToolError("invalid_input", f"{field} looks like an instruction, not a name")
+    return text
+
+
+def _number(value: Any, field: str, low: float, high: float, *, low_open: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, str)):
+        raise ToolError("invalid_input", f"{field} must be a number")
+    if isinstance(value, str):
+        if len(value) > 32 or not _NUMERIC.fullmatch(value.strip()):
+            raise ToolError("invalid_input", f"{field} must be a number, got {value[:32]!r}")
+        value = value.strip().replace(",", ".")
+    try:
+        x = float(value)
+    except (OverflowError, ValueError):
+        raise ToolError("invalid_input", f"{field} must be a number") from None
+    if not math.isfinite(x):
+        raise ToolError("invalid_input", f"{field} must be a finite number")
+    if x > high or x < low or (low_open and x == low):
+        bound = f"> {low:g}" if low_open else f">= {low:g}"
+        raise ToolError("out_of_range", f"{field} must be {bound} and <= {high:g}, got {x:g}")
+    return x
+
+
+def _flag(value: Any, field: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if value is None:
+        return False
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and len(value) <= 10:
+        key = fold(value)
+        if key in _TRUE or key in _FALSE:
+            return key in _TRUE
+    raise ToolError("invalid_input", f"{field} must be true or false")
+
+
+def _text_list(value: Any, field: str, low: int, high: int, punct: frozenset[str] = _NAME_PUNCT) -> list[str]:
+    if not isinstance(value, (list, tuple)):
+        raise ToolError("invalid_input", f"{field} must be a list of strings, not {type(value).__name__}")
+    if not low <= len(value) <= high:
+        raise ToolError("invalid_input", f"{field} must hold {low} to {high} items, got {len(value)}")
+    return [_text(item, f"{field}[{i}]", punct=punct) for i, item in enumerate(value)]
+
+
+def _section(value: Any) -> str:
+    if not isinstance(value, str) or len(value) > 40:
+        raise ToolError("invalid_input", "section must be one of: " + ", ".join(SECTIONS))
+    key = fold(value).replace(" ", "_")
+    key = _SECTION_ALIASES.get(key, key)
+    if key not in SECTIONS:
+        raise ToolError("invalid_input", "section must be one of: " + ", ".join(SECTIONS))
+    return key
+
+
+# ---------------------------------------------------------------- shared helpers
+
+
+def _brief(db: DrugDB, target: Target, lang: Lang) -> dict:
+    return {"drug": db.display_name(target, lang),
+            "active_ingredient": db.ingredient_names(db.ingredient_ids(target), lang)}
+
+
+def _find(db: DrugDB, name: str) -> tuple[Target, Lang, bool]:
+    """Resolve a validated name or raise unknown_drug / ambiguous_drug."""
+    res = db.resolve(name)
+    if res.status == "found" and res.target is not None:
+        return res.target, res.lang, res.corrected
+    if res.status == "ambiguous":
+        raise ToolError("ambiguous_drug", f"'{name}' matches several medicines; use one of matches",
+                        matches=[_brief(db, t, res.lang) for t in res.candidates])
+    raise ToolError("unknown_drug", f"'{name}' is not in the drug database",
+                    suggestions=[db.display_name(t, res.lang) for t in res.candidates])
+
+
+def _header(db: DrugDB, target: Target, lang: Lang, corrected: bool, query: str) -> dict:
+    out = _brief(db, target, lang)
+    if corrected:
+        out["query"] = query  # the name was a near miss: show what was asked
+    return out
+
+
+def _forms(product: dict, lang: Lang) -> list[str]:
+    idx = 0 if lang == "tr" else 1
+    return [f"{p['strength']} {FORM_NAMES[p['form']][idx]}" for p in product["presentations"]]
+
+
+def _brands(db: DrugDB, product_ids: list[str], lang: Lang, limit: int, exclude: str = "") -> list[str]:
+    # Brands sold under the asker's language first: a Turkish question wants Turkish brands.
+    ids = sorted((p for p in product_ids if p != exclude), key=lambda p: db.products[p]["lang"] != lang)
+    return [db.products[p]["brand"] for p in ids[:limit]]
+
+
+def _years(age: float, lang: Lang) -> str:
+    if age < 1:
+        months = round(age * 12)
+        return f"{months} ay" if lang == "tr" else f"{months} months"
+    return f"{age:g} yaş" if lang == "tr" else f"{age:g} years"
+
+
+def _other(lang: Lang) -> Lang:
+    return "en" if lang == "tr" else "tr"
+
+
+# ---------------------------------------------------------------- tools
+
+
+@_tool
+def search_drug(drug: str) -> dict:
+    """Look up a medicine by brand or active-ingredient name, in Turkish or English.
+
+    Args:
+        drug: Brand or active-ingredient name, e.g. "Parol" or "parasetamol".
+
+    Returns:
+        drug, active_ingredient, usage, brands, forms and status (Rx/OTC); matches if the name is ambiguous.
+    """
+    name = _text(drug, "drug")
+    db = load_db()
+    res = db.resolve(name)
+    if res.status == "ambiguous":
+        message = {"tr": "Birden fazla ilaç eşleşti; birini seçin.", "en": "Several medicines match; pick one."}
+        return {"query": name, "matches": [_brief(db, t, res.lang) for t in res.candidates],
+                "message": message[res.lang]}
+    target, lang, corrected = _find(db, name)
+    out = _brief(db, target, lang)
+    other = _other(lang)
+    ids = db.ingredient_ids(target)
+    if target.kind == "product":
+        product = db.products[target.id]
+        source = product if "usage_tr" in product else db.ingredients[ids[0]]
+        out["usage"] = source[f"usage_{lang}"]
+        out[f"usage_{other}"] = source[f"usage_{other}"]
+        out["brands"] = _brands(db, db.by_ingredient_set[frozenset(ids)], lang, 6, exclude=target.id)
+        out["forms"] = _forms(product, lang)
+        out["status"] = product["status"]
+        if "note_tr" in product:
+            out["note"] = product[f"note_{lang}"]
+    else:
+        ing = db.ingredients[target.id]
+        out["usage"] = ing[f"usage_{lang}"]
+        out[f"usage_{other}"] = ing[f"usage_{other}"]
+        out["brands"] = _brands(db, db.by_ingredient_set.get(frozenset(ids), []), lang, 6)
+        combos = [pid for key, pids in db.by_ingredient_set.items() if target.id in key and len(key) > 1
+                  for pid in pids]
+        if combos:
+            out["combinations"] = _brands(db, combos, lang, 4)
+        out["status"] = ing["status"]
+    if any(db.ingredients[i]["high_risk"] for i in ids):
+        out["high_risk"] = True
+    if corrected:
+        out["query"] = name
+    return out
+
+
+@_tool
+def get_drug_info(drug: str, section: Section) -> dict:
+    """Get one section of a medicine's label information.
+
+    Args:
+        drug: Brand or active-ingredient name.
+        section: The section to return.
+
+    Returns:
+        The section text with its source.
+    """
+    name = _text(drug, "drug")
+    sec = _section(section)
+    db = load_db()
+    target, lang, corrected = _find(db, name)
+    out = _header(db, target, lang, corrected, name)
+    out["section"] = sec
+    ids = db.ingredient_ids(target)
+    if len(ids) == 1:
+        entry = db.ingredients[ids[0]]["sections"][sec]
+        out["text"] = entry[lang]
+        out["source"] = entry["source"]
+    else:
+        out["texts"] = [{"ingredient": db.ingredients[i][f"name_{lang}"],
+                         "text": db.ingredients[i]["sections"][sec][lang],
+                         "source": db.ingredients[i]["sections"][sec]["source"]} for i in ids]
+        product = db.products[target.id]
+        if "note_tr" in product and sec in ("dosage", "warnings", "overdose"):
+            out["note"] = product[f"note_{lang}"]
+    out["disclaimer"] = DISCLAIMER[lang]
+    return out
+
+
+_DUPLICATE_WARNING = {
+    "tr": "Aynı etkin madde iki üründe: toplam doz günlük sınırı aşabilir. Birlikte almayın veya toplam dozu "
+          "hesaplayın.",
+    "en": "Same active ingredient in both: the total can exceed the daily limit. Do not combine, or count the "
+          "total dose.",
+}
+_UNCHECKED_WARNING = {"tr": "Tanınmayan isimler kontrol edilmedi; bu, etkileşim olmadığı anlamına gelmez.",
+                      "en": "Unrecognised names were not checked; this does not mean they are safe."}
+
+
+@_tool
+def check_interactions(drugs: list[str]) -> dict:
+    """Check interactions and duplicated active ingredients between medicines.
+
+    Args:
+        drugs: Two or more brand or active-ingredient names.
+
+    Returns:
+        pairs with severity, description and management; duplicates; unknown names (not checked).
+    """
+    names = _text_list(drugs, "drugs", 2, MAX_DRUGS)
+    db = load_db()
+    results = [db.resolve(name) for name in names]
+    lang: Lang = "tr" if any(r.lang == "tr" for r in results) else "en"
+    resolved = [(db.display_name(r.target, lang), db.ingredient_ids(r.target))
+                for r in results if r.status == "found" and r.target is not None]
+    pairs: list[dict] = []
+    duplicates: list[dict] = []
+    for i, (name_a, ids_a) in enumerate(resolved):
+        for name_b, ids_b in resolved[i + 1:]:
+            shared = [x for x in ids_a if x in ids_b]
+            duplicates += [{"drugs": [name_a, name_b], "ingredient": db.ingredients[x][f"name_{lang}"],
+                            "warning": _DUPLICATE_WARNING[lang]} for x in shared]
+            found = _interaction_entries(db, (name_a, ids_a), (name_b, ids_b), lang)
+            if not found and not shared:
+                found = [{"drugs": [name_a, name_b], "severity": None, "description": NO_KNOWN_INTERACTION[lang]}]
+            pairs += found
+    pairs.sort(key=lambda p: SEVERITY_RANK.get(p["severity"], len(SEVERITY_RANK)))
+    out: dict[str, Any] = {"pairs": pairs, "duplicates": duplicates}
+    unknown = [{"name": name, "reason": "ambiguous" if r.status == "ambiguous" else "not found",
+                "suggestions": [db.display_name(t, lang) for t in r.candidates]}
+               for name, r in zip(names, results, strict=True) if r.status != "found"]
+    if unknown:
+        out["unknown"] = unknown
+        out["warning"] = _UNCHECKED_WARNING[lang]
+    out["disclaimer"] = DISCLAIMER[lang]
+    return out
+
+
+def _interaction_entries(db: DrugDB, a: tuple[str, list[str]], b: tuple[str, list[str]], lang: Lang) -> list[dict]:
+    """One entry per known ingredient-level interaction between two resolved medicines."""
+    (name_a, ids_a), (name_b, ids_b) = a, b
+    entries = []
+    for ing_a in ids_a:
+        for ing_b in ids_b:
+            for ix in db.interactions_between(ing_a, ing_b):
+                entry = {"drugs": [name_a, name_b], "severity": ix["severity"]}
+                if len(ids_a) > 1 or len(ids_b) > 1:  # say which parts of a combination interact
+                    entry["ingredients"] = [db.ingredients[ing_a][f"name_{lang}"],
+                                            db.ingredients[ing_b][f"name_{lang}"]]
+                entry.update(description=ix[f"description_{lang}"], management=ix[f"management_{lang}"],
+                             source=ix["source"])
+                entries.append(entry)
+    return entries
+
+
+_DOSE_REASONS = {
+    "combination": {"tr": "Kombinasyon ürünleri için kiloya göre doz hesaplanmaz; kullanma talimatına uyun veya "
+                          "hekime/eczacıya danışın.",
+                    "en": "No weight-based dose for combination products: follow the leaflet or ask a doctor or "
+                          "pharmacist."},
+    "high_risk": {"tr": "Yüksek riskli veya kontrollü ilaç: dozu yalnızca hekim belirler.",
+                  "en": "High-risk or controlled medicine: only the prescriber sets the dose."},
+    "no_rule": {"tr": "Bu veritabanında kiloya göre doz kuralı yok; kullanma talimatına uyun veya hekime/eczacıya "
+                      "danışın.",
+                "en": "No weight-based dose rule in this database: follow the leaflet or ask a doctor or "
+                      "pharmacist."},
+    "below_min_age": {"tr": "{limit} altında doz yalnızca hekim tarafından belirlenir.",
+                      "en": "Under {limit} the dose must come from a doctor."},
+    "below_min_weight": {"tr": "{limit} altında doz yalnızca hekim tarafından belirlenir.",
+                         "en": "Under {limit} the dose must come from a doctor."},
+}
+
+
+@_tool
+def calculate_dose(drug: str, weight_kg: float, age_years: float) -> dict:
+    """Calculate a single weight-based dose (paracetamol, ibuprofen) within the label's limits.
+
+    Args:
+        drug: Brand or active-ingredient name.
+        weight_kg: Body weight in kilograms.
+        age_years: Age in years (0.5 for six months).
+
+    Returns:
+        Dose in mg (and mL for a liquid), interval, daily limits, cap_applied, refer_to_doctor with reasons.
+    """
+    name = _text(drug, "drug")
+    weight = _number(weight_kg, "weight_kg", 0.0, WEIGHT_MAX_KG, low_open=True)
+    age = _number(age_years, "age_years", 0.0, AGE_MAX_YEARS)
+    db = load_db()
+    target, lang, corrected = _find(db, name)
+    out = _header(db, target, lang, corrected, name)
+    out["weight_kg"] = weight
+    out["age_years"] = age
+    ids = db.ingredient_ids(target)
+    rule = db.dose_rules.get(ids[0]) if len(ids) == 1 else None
+
+    def refer(reasons: list[str]) -> dict:
+        out["refer_to_doctor"] = True
+        out["reasons"] = reasons
+        if rule is not None:
+            out["source"] = rule["source"]
+        out["disclaimer"] = DISCLAIMER[lang]
+        return out
+
+    if len(ids) > 1:
+        return refer([_DOSE_REASONS["combination"][lang]])
+    if db.ingredients[ids[0]]["high_risk"]:
+        return refer([_DOSE_REASONS["high_risk"][lang]])
+    if rule is None:
+        return refer([_DOSE_REASONS["no_rule"][lang]])
+    dose = compute_dose(rule, weight, age)
+    if not isinstance(dose, Dose):
+        return refer([
+            _DOSE_REASONS[r.reason][lang].format(
+                limit=_years(r.limit, lang) if r.reason == "below_min_age" else f"{r.limit:g} kg")
+            for r in dose
+        ])
+    out["per_dose_mg"] = dose.per_dose_mg
+    if target.kind == "product":
+        liquid = next((p for p in db.products[target.id]["presentations"]
+                       if p["form"] in LIQUID_FORMS and "mg_per_ml" in p), None)
+        if liquid is not None:
+            out["per_dose_ml"] = dose_in_ml(dose.per_dose_mg, liquid["mg_per_ml"])
+            out["liquid_strength"] = liquid["strength"]
+    out["interval_hours"] = dose.interval_hours
+    out["max_doses_per_day"] = dose.max_doses_per_day
+    out["max_daily_mg"] = dose.max_daily_mg
+    out["cap_applied"] = dose.cap_applied
+    out["refer_to_doctor"] = False
+    out["source"] = rule["source"]
+    out["disclaimer"] = DISCLAIMER[lang]
+    return out
+
+
+@_tool
+def find_alternatives(drug: str) -> dict:
+    """List other products with the same active ingredient(s).
+
+    Args:
+        drug: Brand or active-ingredient name.
+
+    Returns:
+        alternatives with brand, forms (strength and form) and status.
+    """
+    name = _text(drug, "drug")
+    db = load_db()
+    target, lang, corrected = _find(db, name)
+    out = _header(db, target, lang, corrected, name)
+    ids = db.ingredient_ids(target)
+    same = [p for p in db.by_ingredient_set.get(frozenset(ids), []) if p != target.id]
+    same.sort(key=lambda p: db.products[p]["lang"] != lang)
+    out["alternatives"] = [{"brand": db.products[p]["brand"], "forms": _forms(db.products[p], lang),
+                            "status": db.products[p]["status"]} for p in same[:8]]
+    if same:
+        out["note"] = {"tr": "Aynı etkin madde; doz, form ve yardımcı maddeler farklı olabilir. Değiştirmeden önce "
+                             "eczacınıza danışın.",
+                       "en": "Same active ingredient(s); strength, form and excipients may differ. Ask a "
+                             "pharmacist before switching."}[lang]
+    else:
+        out["note"] = {"tr": "Bu veritabanında aynı etkin maddeyi içeren başka ürün yok.",
+                       "en": "No other product with the same active ingredient(s) in this database."}[lang]
+    return out
+
+
+_MSG = {
+    "pregnancy": {"tr": "Gebelik", "en": "Pregnancy"},
+    "breastfeeding": {"tr": "Emzirme", "en": "Breastfeeding"},
+    "age": {"tr": "Yaş", "en": "Age"},
+    "breastfeeding_ok": {"tr": "Emzirmede genellikle uygundur.", "en": "Generally compatible with breastfeeding."},
+    "breastfeeding_caution": {"tr": "Emzirmede dikkat; hekime danışın.", "en": "Caution while breastfeeding; ask a "
+                              "doctor."},
+    "breastfeeding_avoid": {"tr": "Emzirmede önerilmez.", "en": "Not recommended while breastfeeding."},
+    "breastfeeding_unknown": {"tr": "Emzirmede güvenliliği bilinmiyor; hekime danışın.",
+                              "en": "Safety in breastfeeding is unknown; ask a doctor."},
+    "too_young": {"tr": "{limit} altında hekim kararı olmadan kullanılmaz.",
+                  "en": "Not for use under {limit} unless a doctor decides."},
+    "elderly": {"tr": "65 yaş üstünde yan etki riski daha yüksektir; düşük doz ve hekim kontrolü gerekir.",
+                "en": "Higher risk of side effects from 65 years; lower doses and medical review."},
+    "condition_avoid": {"tr": "{label}: bu durumda kullanılmamalı (kontrendikasyon veya ciddi risk).",
+                        "en": "{label}: should not be used (contraindication or serious risk)."},
+    "condition_caution": {"tr": "{label}: dikkatli kullanılmalı; önce hekime danışın.",
+                          "en": "{label}: use with caution; ask a doctor first."},
+    "condition_ok": {"tr": "{label}: bu veritabanında özel bir uyarı yok.",
+                     "en": "{label}: no specific warning in this database."},
+    "condition_unknown": {"tr": "Bu durum veritabanında tanınmadı; hekime veya eczacıya danışın.",
+                          "en": "This condition is not recognised in this database; ask a doctor or pharmacist."},
+    "nothing_checked": {"tr": "Yalnızca verilen bilgiler (gebelik, emzirme, yaş, hastalıklar) kontrol edildi.",
+                        "en": "Only the given facts (pregnancy, breastfeeding, age, conditions) were checked."},
+}
+
+
+@_tool
+def check_contraindications(drug: str, pregnant: bool = False, breastfeeding: bool = False,
+                            age_years: float | None = None, conditions: list[str] | None = None) -> dict:
+    """Check whether a medicine suits a patient.
+
+    Args:
+        drug: Brand or active-ingredient name.
+        pregnant: Whether the patient is pregnant.
+        breastfeeding: Whether the patient is breastfeeding.
+        age_years: Patient's age in years, if known.
+        conditions: Patient's diseases or allergies in Turkish or English, e.g. ["astım", "kidney failure"].
+
+    Returns:
+        verdict (ok, caution, avoid or unknown) with reasons and sources.
+    """
+    name = _text(drug, "drug")
+    is_pregnant = _flag(pregnant, "pregnant")
+    is_breastfeeding = _flag(breastfeeding, "breastfeeding")
+    age = None if age_years is None else _number(age_years, "age_years", 0.0, AGE_MAX_YEARS)
+    texts = [] if conditions is None else _text_list(conditions, "conditions", 0, MAX_CONDITIONS, _CONDITION_PUNCT)
+    db = load_db()
+    target, lang, corrected = _find(db, name)
+    if any(looks_turkish(t) for t in texts):
+        lang = "tr"
+    out = _header(db, target, lang, corrected, name)
+    ids = db.ingredient_ids(target)
+    combo = len(ids) > 1
+    reasons: list[dict] = []
+
+    sources: list[str] = []
+
+    def add(ing: dict | None, factor: str, level: str, text: str, source: str | None) -> None:
+        reason = {"factor": factor, "level": level}
+        if combo and ing is not None:
+            reason["ingredient"] = ing[f"name_{lang}"]
+        reason["text"] = text
+        reasons.append(reason)
+        if source and source not in sources:
+            sources.append(source)
+
+    matched = [(t, db.match_conditions(t)) for t in texts]
+    # "astım" and "asthma" name one condition: report it once.
+    condition_ids = list(dict.fromkeys(cid for _, found in matched for cid in found))
+    for ing_id in ids:
+        ing = db.ingredients[ing_id]
+        safety, sections = ing["safety"], ing["sections"]
+        preg = sections["pregnancy"]
+        if is_pregnant:
+            add(ing, _MSG["pregnancy"][lang], safety["pregnancy"], preg[lang], preg["source"])
+        if is_breastfeeding:
+            add(ing, _MSG["breastfeeding"][lang], safety["breastfeeding"],
+                _MSG[f"breastfeeding_{safety['breastfeeding']}"][lang], preg["source"])
+        min_age = safety.get("min_age_years")
+        if age is not None and min_age is not None and age < min_age:
+            add(ing, _MSG["age"][lang], "avoid", _MSG["too_young"][lang].format(limit=_years(min_age, lang)),
+                sections["pediatric"]["source"])
+        elif age is not None and age >= ELDERLY_FROM_YEARS and safety["elderly"] != "ok":
+            add(ing, _MSG["age"][lang], safety["elderly"], _MSG["elderly"][lang], safety["source"])
+        for cid in condition_ids:
+            level = safety["conditions"].get(cid)
+            if level is not None:
+                label = db.conditions[cid][f"name_{lang}"]
+                source = sections["contraindications" if level == "avoid" else "warnings"]["source"]
+                add(ing, label, level, _MSG[f"condition_{level}"][lang].format(label=label), source)
+    for cid in condition_ids:
+        if not any(cid in db.ingredients[i]["safety"]["conditions"] for i in ids):
+            label = db.conditions[cid][f"name_{lang}"]
+            add(None, label, "ok", _MSG["condition_ok"][lang].format(label=label), None)
+    for cond_text, found in matched:
+        if not found:
+            add(None, cond_text, "unknown", _MSG["condition_unknown"][lang], None)
+    out["verdict"] = max((r["level"] for r in reasons), key=VERDICT_RANK.__getitem__, default="ok")
+    out["reasons"] = reasons
+    if not reasons:
+        out["note"] = _MSG["nothing_checked"][lang]
+    if sources:
+        out["sources"] = sources
+    out["disclaimer"] = DISCLAIMER[lang]
+    return out
+
+
+PHARMACY_TOOLS: list[Callable[..., dict]] = [
+    search_drug, get_drug_info, check_interactions, calculate_dose, find_alternatives, check_contraindications,
+]
