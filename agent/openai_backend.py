@@ -15,7 +15,7 @@ from typing import Any
 
 import openai
 
-from .generation import GenerationResult, StopDetector
+from .generation import CachedGenerator, GenerationResult, StopDetector
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"  # `transformers serve` (and vLLM) listen on port 8000
 _FINISH_REASONS = {"length": "max_new_tokens", "stop": "eos"}
@@ -49,7 +49,10 @@ class OpenAIGenerator:
 
     tokenizer counts tokens when the server sends no usage (a stream closed early never gets it). The
     server keeps its own KV cache (vLLM's prefix caching reuses it across steps); cached_tokens is what
-    its usage reports, else 0.
+    its usage reports, else 0. token_prompt sends the prompt as token ids, encoded as the local engine
+    encodes it (next_text included), for servers that accept them (vLLM, OpenAI; `transformers serve`
+    takes text only): a text prompt ending in a blank line is then not tokenized with "\n\n" merged into
+    one token that never precedes "@" in a finished conversation.
     """
 
     def __init__(
@@ -62,10 +65,12 @@ class OpenAIGenerator:
         timeout: float = 600.0,
         max_retries: int = 2,
         extra_body: dict | None = None,
+        token_prompt: bool = False,
         client: openai.OpenAI | None = None,
     ) -> None:
         self.base_url = base_url
         self.tokenizer = tokenizer
+        self.token_prompt = token_prompt
         self.extra_body = dict(extra_body or {})  # server-specific request fields (top_k, generation_config...)
         # Local servers need no key, but the client insists on one.
         key = api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY"
@@ -135,18 +140,22 @@ class OpenAIGenerator:
         top_p: float = 1.0,
         seed: int | None = None,
         on_text: Callable[[str], None] | None = None,
+        next_text: str | None = None,
     ) -> GenerationResult:
         """Continue prompt until EOS, max_new_tokens, a closed tool call or a foreign block (as CachedGenerator).
 
-        on_text receives the text as it becomes final; the pieces concatenate to result.text.
+        on_text receives the text as it becomes final; the pieces concatenate to result.text. next_text is
+        used with token_prompt; otherwise the server tokenizes the prompt text itself.
         """
         if max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
         if not prompt:
             raise ValueError("The prompt is empty: there is nothing to continue")
+        # CachedGenerator.encode only reads self.tokenizer: the same ids the local engine would prefill.
+        prompt_ids = CachedGenerator.encode(self, prompt, next_text) if self.token_prompt else None  # type: ignore[arg-type]
         params: dict[str, Any] = {
             "model": self.model,
-            "prompt": prompt,
+            "prompt": prompt_ids if prompt_ids is not None else prompt,
             "max_tokens": max_new_tokens,
             "temperature": temperature,
             "top_p": top_p,
@@ -194,7 +203,8 @@ class OpenAIGenerator:
             details = getattr(usage, "prompt_tokens_details", None)
             cached = min(getattr(details, "cached_tokens", None) or 0, prompt_tokens)
         else:
-            prompt_tokens, decoded, cached = len(self._encode(prompt)), len(received_ids), 0
+            prompt_tokens = len(prompt_ids) if prompt_ids is not None else len(self._encode(prompt))
+            decoded, cached = len(received_ids), 0
         t_first = t_first or t_end
         return GenerationResult(
             text=text,
