@@ -70,3 +70,60 @@ def test_cli_runs_the_demo_offline(tmp_path):
     assert out["messages"][-1]["role"] == "assistant" and out["stats"]["steps"] >= 2
     lines = [json.loads(line) for line in transcript.read_text(encoding="utf-8").splitlines()]
     assert {line["type"] for line in lines} >= {"message", "stats"}
+
+
+def test_cli_interactive_chat_with_a_russian_system_file(tmp_path):
+    system = tmp_path / "system.txt"
+    # Seed 001's strict-answer prompt (first sentences): any language must reach the model intact.
+    system.write_text("Реши задачу по инструкции ниже. Не давай никаких объяснений.", encoding="utf-8")
+    transcript = tmp_path / "chat.jsonl"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agent",
+            "--system-file",
+            str(system),
+            "--no-stream",
+            "--max-steps",
+            "2",
+            "--max-new-tokens",
+            "48",
+            "--transcript",
+            str(transcript),
+        ],
+        cwd=REPO_ROOT,
+        input="Merhaba\nParol nedir?\n",
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = [json.loads(line) for line in transcript.read_text(encoding="utf-8").splitlines()]
+    runs = {line["run"] for line in lines}
+    assert len(runs) == 2  # two questions, one conversation continued
+    systems = [
+        line["message"]["content"]
+        for line in lines
+        if line["type"] == "message" and line["message"]["role"] == "system"
+    ]
+    assert systems and all(s.startswith("Реши задачу") for s in systems)
+    users = [
+        line["message"]["content"] for line in lines if line["type"] == "message" and line["message"]["role"] == "user"
+    ]
+    assert users[-1] == "Parol nedir?" and "Merhaba" in users
+    assert result.stderr.count("steps,") == 2  # one summary line per answer
+
+
+def test_cli_reports_a_bad_system_file(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "agent", "x", "--system-file", str(tmp_path / "missing.txt")],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        timeout=120,
+    )
+    assert result.returncode == 2 and "cannot read --system-file" in result.stderr
+    assert "Traceback" not in result.stderr
