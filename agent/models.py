@@ -154,12 +154,60 @@ def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
     return DTYPES[dtype]
 
 
+def default_adapter_dir() -> Path:
+    """The repo's PPSF LoRA adapter for the default model (REPO_ROOT/adapter)."""
+    return Path(__file__).resolve().parent.parent / "adapter"
+
+
+def resolve_adapter(adapter: str | os.PathLike | None, model: str | None) -> Path | None:
+    """The adapter folder to load, or None.
+
+    "auto": the repo's adapter when the model is the default one and the adapter is there; None or "none": no
+    adapter; anything else: that folder (it must hold adapter_config.json).
+    """
+    if adapter is None or (isinstance(adapter, str) and adapter.lower() == "none"):
+        return None
+    if isinstance(adapter, str) and adapter == "auto":
+        found = default_adapter_dir()
+        return found if model is None and (found / "adapter_config.json").is_file() else None
+    path = Path(adapter).expanduser()
+    if not (path / "adapter_config.json").is_file():
+        raise ModelLoadError(f"--adapter {str(adapter)!r}: no adapter_config.json there (expected a PEFT adapter folder)")
+    return path
+
+
+def merge_adapter(lm: PreTrainedModel, adapter_dir: Path) -> PreTrainedModel:
+    """Apply a PEFT LoRA adapter to lm and merge it into the weights (decodes as fast as the base model)."""
+    try:
+        from peft import PeftModel
+    except ImportError as e:
+        raise ModelLoadError(
+            f"Loading the adapter {adapter_dir} needs peft (pip install peft), or pass --adapter none"
+        ) from e
+    try:
+        merged = PeftModel.from_pretrained(lm, str(adapter_dir)).merge_and_unload()
+    except (RuntimeError, ValueError, KeyError, OSError) as e:  # shape mismatch, wrong target modules, bad files
+        raise ModelLoadError(
+            f"The adapter {adapter_dir} does not fit the model {lm.config.name_or_path or type(lm).__name__}: "
+            f"{str(e)[:500]}"
+        ) from e
+    return merged
+
+
 def load_model(
-    model: str | None = None, device: str = "auto", dtype: str = "auto"
+    model: str | None = None,
+    device: str = "auto",
+    dtype: str = "auto",
+    adapter: str | os.PathLike | None = "auto",
 ) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
-    """Load (model, tokenizer) in eval mode from a Hub id or local folder; None = bundled SmolLM2."""
+    """Load (model, tokenizer) in eval mode from a Hub id or local folder; None = bundled SmolLM2.
+
+    adapter: "auto" (default) merges the repo's PPSF LoRA adapter (``adapter/``) into the default model when it
+    is there; None or "none" loads the plain model; a folder merges that PEFT adapter into any model.
+    """
     torch_device = resolve_device(device)
     torch_dtype = resolve_dtype(dtype, torch_device)
+    adapter_dir = resolve_adapter(adapter, model)
     if model is None:
         source: str | Path = default_model_dir()
     else:
@@ -170,9 +218,12 @@ def load_model(
             raise ModelLoadError(f"--model {model!r} is a folder without config.json: not a transformers model")
         source = path if path.is_dir() else model
     try:
-        lm = AutoModelForCausalLM.from_pretrained(source, dtype=torch_dtype)
+        # With an adapter, merge in float32 and cast afterwards (merging into bf16 weights loses precision).
+        lm = AutoModelForCausalLM.from_pretrained(source, dtype=torch.float32 if adapter_dir else torch_dtype)
         tokenizer = AutoTokenizer.from_pretrained(source)
     except (OSError, ValueError, KeyError) as e:
         raise ModelLoadError(f"Could not load a causal LM and tokenizer from {str(source)!r}: {e}") from e
+    if adapter_dir is not None:
+        lm = merge_adapter(lm, adapter_dir).to(torch_dtype)
     lm.to(torch_device).eval().requires_grad_(False)
     return lm, tokenizer

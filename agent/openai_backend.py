@@ -110,9 +110,8 @@ class OpenAIGenerator:
                 f"(e.g. `transformers serve MODEL --port 8000`) or pass the right --base-url."
             ) from e
         except openai.NotFoundError as e:
-            raise ServingError(
-                f"{self.base_url}: not found (HTTP 404) for model {self.model_name!r}: {_detail(e)}"
-            ) from e
+            model = getattr(self, "model", None)  # unset while the model is being looked up
+            raise ServingError(f"{self.base_url}: not found (HTTP 404) for model {model!r}: {_detail(e)}") from e
         except openai.APIStatusError as e:
             raise ServingError(f"{self.base_url} answered HTTP {e.status_code}: {_detail(e)}") from e
         except openai.APIError as e:  # an error event inside a stream
@@ -123,10 +122,6 @@ class OpenAIGenerator:
             if type(e).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore"):
                 raise ServingError(f"Lost the connection to {self.base_url}: {type(e).__name__}: {e}") from e
             raise
-
-    @property
-    def model_name(self) -> str | None:
-        return getattr(self, "model", None)
 
     # ---- the CachedGenerator interface ----
     def reset(self) -> None:
