@@ -1,0 +1,577 @@
+"""Side-by-side benchmark: this agent vs the loops people write with transformers alone and with smolagents.
+
+    python bench/agent_bench.py            # 8 cases, the CLI's defaults: up to 5 steps, 256 new tokens per step
+    python bench/agent_bench.py --quick    # 3 cases, up to 2 steps, 256 tokens: a few minutes on a 2-core CPU
+
+Same model (the bundled SmolLM2-135M-Instruct), same questions, same tools, greedy decoding, one process:
+  agent      agent.Agent: CachedGenerator (KV cache kept across steps, stops at a closed call / foreign block)
+  pipeline   a text-generation pipeline per step on the same PPSF prompt: full re-render and re-prefill,
+             stops at EOS or max_new_tokens, tokenizer.parse_response reads the calls
+  smolagents ToolCallingAgent + TransformersModel on the model folder (its own prompts and the model's own
+             chat template, as a smolagents user gets them), the same tool functions
+Each question starts from an empty KV cache. Ratios are measured in this run, never asserted in tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # run as a script from a checkout
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing here may download
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+# question -> the first call a correct agent makes (name, arguments). Arguments compare case-insensitively;
+# extra arguments with default values are accepted.
+CASES: list[tuple[str, str, dict]] = [
+    ("Parol ne işe yarar?", "search_drug", {"drug": "Parol"}),
+    ("Aspirin ile Coumadin birlikte kullanılır mı?", "check_interactions", {"drugs": ["Aspirin", "Coumadin"]}),
+    ("20 kilo, 5 yaşındaki çocuğuma ne kadar Calpol vermeliyim?", "calculate_dose",
+     {"drug": "Calpol", "weight_kg": 20, "age_years": 5}),
+    ("Nurofen'in yan etkileri nelerdir?", "get_drug_info", {"drug": "Nurofen", "section": "side_effects"}),
+    ("Augmentin yerine ne kullanabilirim?", "find_alternatives", {"drug": "Augmentin"}),
+    ("Hamileyim, Arveles kullanabilir miyim?", "check_contraindications", {"drug": "Arveles", "pregnant": True}),
+    ("What is Majezik used for?", "search_drug", {"drug": "Majezik"}),
+    ("Can I take ibuprofen with aspirin?", "check_interactions", {"drugs": ["ibuprofen", "aspirin"]}),
+]
+
+
+@dataclass
+class SystemRun:
+    """One system's totals over the cases."""
+
+    name: str
+    seconds: float = 0.0
+    steps: int = 0
+    prefill_tokens: int = 0
+    decoded_tokens: int = 0
+    after_call_tokens: int = 0  # tokens decoded after a tool call's closing "}" (same step)
+    calls_closed: int = 0
+    correct: int = 0
+    cases: int = 0
+    transcript_tokens: int = 0  # unique tokens of the final transcripts (agent only)
+    notes: list[str] = field(default_factory=list)
+
+
+# ---- helpers ----
+def machine_line() -> str:
+    import torch
+    import transformers
+
+    cpu = platform.processor() or "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (
+        f"{cpu}, {os.cpu_count()} cores ({torch.get_num_threads()} torch threads), {platform.system()} "
+        f"{platform.machine()}, Python {platform.python_version()}, torch {torch.__version__}, "
+        f"transformers {transformers.__version__}"
+    )
+
+
+def same_value(got: Any, want: Any) -> bool:
+    if isinstance(want, str):
+        return isinstance(got, str) and got.strip().casefold() == want.casefold()
+    if isinstance(want, bool) or want is None:
+        return got is want or got == want
+    if isinstance(want, (int, float)):
+        return isinstance(got, (int, float)) and not isinstance(got, bool) and float(got) == float(want)
+    if isinstance(want, list):
+        return isinstance(got, list) and len(got) == len(want) and all(map(same_value, got, want))
+    return got == want
+
+
+def call_matches(name: str | None, arguments: Any, want_name: str, want_args: dict) -> bool:
+    """Right tool, every expected argument right (extra ones only if they hold falsy defaults)."""
+    if name != want_name or not isinstance(arguments, dict):
+        return False
+    extra_ok = all(not v for k, v in arguments.items() if k not in want_args)
+    return extra_ok and all(k in arguments and same_value(arguments[k], v) for k, v in want_args.items())
+
+
+def tokens_after_cut(tokenizer, token_ids: list[int], text_len: int) -> int:
+    """How many of token_ids come after the first prefix whose decoded text reaches text_len characters."""
+    for k in range(len(token_ids) + 1):
+        if len(tokenizer.decode(token_ids[:k], skip_special_tokens=False)) >= text_len:
+            return len(token_ids) - k
+    return 0
+
+
+class Recorder:
+    """Keeps every (prompt, GenerationResult) of a generator the agent drives (same interface)."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.steps: list[tuple[str, Any]] = []
+
+    def reset(self) -> None:
+        self.inner.reset()
+
+    def generate(self, prompt: str, **kwargs):
+        result = self.inner.generate(prompt, **kwargs)
+        self.steps.append((prompt, result))
+        return result
+
+
+def first_call(messages: list[dict]) -> tuple[str | None, Any]:
+    for m in messages:
+        for call in m.get("tool_calls") or []:
+            fn = call.get("function", call)
+            args = fn.get("arguments")
+            return fn.get("name"), json.loads(args) if isinstance(args, str) else args
+    return None, None
+
+
+# ---- (a) this agent ----
+class AgentSystem:
+    """agent.Agent with a recording CachedGenerator; the KV cache is dropped before each question."""
+
+    def __init__(self, model, tokenizer, max_steps: int, max_new_tokens: int) -> None:
+        from agent.agent import Agent
+        from agent.cli import demo_examples
+        from agent.generation import CachedGenerator
+
+        self.tokenizer = tokenizer
+        self.recorder = Recorder(CachedGenerator(model, tokenizer))
+        self.agent = Agent(
+            model,
+            tokenizer,
+            examples=demo_examples(),
+            max_steps=max_steps,
+            max_new_tokens=max_new_tokens,
+            generator=self.recorder,
+        )
+        self.run = SystemRun("agent (this repo)")
+
+    def case(self, question: str, want_name: str, want_args: dict) -> None:
+        run, tokenizer = self.run, self.tokenizer
+        self.recorder.steps.clear()
+        self.recorder.reset()  # cold start per question, as the other systems
+        t0 = time.perf_counter()
+        result = self.agent.run(question)
+        run.seconds += time.perf_counter() - t0
+        run.cases += 1
+        run.steps += len(result.stats.steps)
+        run.prefill_tokens += result.stats.prefill_tokens
+        run.decoded_tokens += result.stats.generated_tokens
+        for _, step in self.recorder.steps:
+            if step.stop_reason == "tool_call":
+                run.calls_closed += 1
+                run.after_call_tokens += tokens_after_cut(tokenizer, step.token_ids, len(step.text))
+        run.correct += call_matches(*first_call(result.messages), want_name, want_args)
+        # The final transcript as one text, examples included, as the model saw it.
+        messages = list(result.messages)
+        head = 1 if messages and messages[0]["role"] == "system" else 0
+        messages[head:head] = self.agent.examples
+        run.transcript_tokens += len(tokenizer(self.agent.render(messages), add_special_tokens=False)["input_ids"])
+
+
+# ---- (b) the plain transformers loop ----
+class PipelineSystem:
+    """What a user writes with transformers alone, on the agent's control flow and prompts.
+
+    Each step: render the whole conversation (PPSF agent mode), run a text-generation pipeline on it (full
+    prefill, greedy, until EOS or max_new_tokens), read calls with tokenizer.parse_response, run them with
+    the same Toolbox; out of steps, one last plain-answer generation, as the agent does.
+    """
+
+    def __init__(self, model, tokenizer, max_steps: int, max_new_tokens: int) -> None:
+        from transformers import pipeline
+
+        from agent.toolbox import Toolbox
+        from agent.tools import PHARMACY_TOOLS
+
+        self.tokenizer, self.max_steps, self.max_new_tokens = tokenizer, max_steps, max_new_tokens
+        self.generate = pipeline("text-generation", model=model, tokenizer=tokenizer)
+        self.toolbox = Toolbox(list(PHARMACY_TOOLS))
+        self.run = SystemRun("transformers pipeline loop")
+
+    def step(self, messages: list[dict], final: bool = False) -> dict:
+        from agent.generation import StopDetector
+
+        tokenizer, run = self.tokenizer, self.run
+        prompt = tokenizer.apply_chat_template(
+            messages, tools=self.toolbox.schemas, add_generation_prompt=final, tokenize=False
+        )
+        prompt_len = len(tokenizer(prompt, add_special_tokens=False)["input_ids"])
+        out = self.generate(prompt, max_new_tokens=self.max_new_tokens, do_sample=False, return_tensors=True)
+        new_ids = out[0]["generated_token_ids"][prompt_len:]
+        text = tokenizer.decode(new_ids, skip_special_tokens=True)
+        run.steps += 1
+        run.prefill_tokens += prompt_len
+        run.decoded_tokens += len(new_ids)
+        detector = StopDetector()  # only to count what was decoded after a call closed
+        if detector.feed(text) is not None and detector.stop.reason == "tool_call":
+            run.calls_closed += 1
+            run.after_call_tokens += tokens_after_cut(tokenizer, new_ids, detector.stop.cut)
+        try:
+            return tokenizer.parse_response(text, prefix=prompt, tools=self.toolbox.schemas)
+        except ValueError:  # a call whose JSON does not parse: keep the text as the answer
+            return {"role": "assistant", "content": text}
+
+    def case(self, question: str, want_name: str, want_args: dict) -> None:
+        from agent.agent import DEFAULT_SYSTEM_PROMPT
+        from agent.cli import demo_examples
+
+        self.toolbox.new_run()
+        messages = [{"role": "system", "content": DEFAULT_SYSTEM_PROMPT}, *demo_examples()]
+        messages.append({"role": "user", "content": question})
+        first: tuple[str | None, Any] = (None, None)
+        t0 = time.perf_counter()
+        for _ in range(self.max_steps):
+            parsed = self.step(messages)
+            calls = parsed.get("tool_calls") or []
+            if first[0] is None and calls:
+                first = first_call([parsed])
+            messages.append({"role": "assistant", "content": parsed.get("content"), "tool_calls": calls})
+            if not calls:
+                break
+            for call in calls:
+                fn = call["function"]
+                result = self.toolbox.call(fn["name"], fn.get("arguments", {}))
+                messages.append({"role": "tool", "name": fn["name"], "content": json.dumps(result, ensure_ascii=False)})
+        else:
+            self.step(messages, final=True)
+        self.run.seconds += time.perf_counter() - t0
+        self.run.cases += 1
+        self.run.correct += call_matches(*first, want_name, want_args)
+
+
+# ---- (c) smolagents ----
+def smolagents_tool(fn: Callable, schema: dict):
+    """A smolagents Tool around one of our functions, described by the same JSON schema our prompt shows.
+
+    Built from the schema rather than with smolagents.tool(fn), which re-parses the function's source
+    and rejects decorated or multi-line definitions.
+    """
+    from smolagents import Tool
+
+    spec = schema["function"]
+    parameters = spec.get("parameters", {})
+    required = set(parameters.get("required", []))
+    inputs = {}
+    for name, prop in parameters.get("properties", {}).items():
+        entry = {"type": prop.get("type", "any"), "description": prop.get("description", name)}
+        if "enum" in prop:
+            entry["enum"] = prop["enum"]
+        if name not in required:
+            entry["nullable"] = True
+        inputs[name] = entry
+
+    def forward(self, **kwargs: Any) -> dict:
+        return fn(**{k: v for k, v in kwargs.items() if v is not None})
+
+    attributes = {
+        "name": spec["name"],
+        "description": spec.get("description", ""),
+        "inputs": inputs,
+        "output_type": "object",
+        "skip_forward_signature_validation": True,
+        "forward": forward,
+    }
+    return type(f"{spec['name']}_tool", (Tool,), attributes)()
+
+
+class SmolagentsSystem:
+    """smolagents' ToolCallingAgent + TransformersModel on the model folder, with the same tool functions."""
+
+    def __init__(self, model_dir: Path, max_steps: int, max_new_tokens: int) -> None:
+        from smolagents import ToolCallingAgent, TransformersModel
+
+        from agent.toolbox import tool_schema
+        from agent.tools import PHARMACY_TOOLS
+
+        tools = [smolagents_tool(fn, tool_schema(fn)) for fn in PHARMACY_TOOLS]
+        # torch_dtype, not dtype: TransformersModel forwards unknown kwargs to every generate() call.
+        model = TransformersModel(
+            model_id=str(model_dir), device_map="cpu", torch_dtype="float32", max_new_tokens=max_new_tokens
+        )
+        self.agent = ToolCallingAgent(tools=tools, model=model, max_steps=max_steps, verbosity_level=0)
+        self.run = SystemRun("smolagents ToolCallingAgent")
+
+    def case(self, question: str, want_name: str, want_args: dict) -> None:
+        run = self.run
+        t0 = time.perf_counter()
+        try:  # smolagents prints its parse errors even at verbosity 0: keep them out of the report
+            with contextlib.redirect_stdout(io.StringIO()):
+                self.agent.run(question)
+        except Exception as e:  # a failed run still counts its time and tokens
+            run.notes.append(f"{question!r}: {type(e).__name__}: {e}")
+        run.seconds += time.perf_counter() - t0
+        run.cases += 1
+        first: tuple[str | None, Any] = (None, None)
+        for step in self.agent.memory.steps:
+            usage = getattr(step, "token_usage", None)
+            if usage is not None:
+                run.steps += 1
+                run.prefill_tokens += usage.input_tokens
+                run.decoded_tokens += usage.output_tokens
+            for call in getattr(step, "tool_calls", None) or []:
+                if first[0] is None and call.name != "final_answer":
+                    args = call.arguments
+                    first = (call.name, json.loads(args) if isinstance(args, str) else args)
+        run.correct += call_matches(*first, want_name, want_args)
+
+
+# ---- decode speed: CachedGenerator vs model.generate on one prompt ----
+def decode_speed(model, tokenizer, repeats: int) -> tuple[float, float, int]:
+    """(agent tokens/s, model.generate tokens/s, tokens): decode only, best of `repeats`, same token count."""
+    import torch
+
+    from agent.generation import CachedGenerator
+
+    prompt = tokenizer.apply_chat_template(
+        [{"role": "user", "content": "Parasetamol nedir, nasıl kullanılır? Ayrıntılı anlat."}],
+        add_generation_prompt=True,
+        tokenize=False,
+    )
+    generator = CachedGenerator(model, tokenizer)
+    ids = torch.tensor([tokenizer(prompt, add_special_tokens=False)["input_ids"]])
+    ours, raw, n = [], [], 0
+    pad = tokenizer.eos_token_id
+
+    @torch.inference_mode()
+    def timed_generate(count: int) -> float:
+        t0 = time.perf_counter()
+        model.generate(ids, max_new_tokens=count, min_new_tokens=count, do_sample=False, pad_token_id=pad)
+        return time.perf_counter() - t0
+
+    for _ in range(repeats):
+        generator.reset()
+        result = generator.generate(prompt, max_new_tokens=96)
+        n = result.decoded_tokens
+        ours.append(result.tokens_per_second)
+        # model.generate for n tokens minus its time for 1 (the prefill): the same decode-only rate.
+        raw.append((n - 1) / max(timed_generate(n) - timed_generate(1), 1e-9))
+    return max(ours), max(raw), n
+
+
+# ---- template render and parse speed: PPSF vs Qwen3 ----
+def conversation(tools: list[dict]) -> list[dict]:
+    """20 messages: a system prompt, four (question, call, result, answer) rounds, then a question, call, result."""
+    messages = [{"role": "system", "content": "Sen dikkatli bir eczacı asistanısın."}]
+    drugs = ["Parol", "Majezik", "Nurofen", "Augmentin", "Arveles"]
+    for i, drug in enumerate(drugs):
+        messages.append({"role": "user", "content": f"{drug} ne işe yarar? Günde kaç kez alabilirim?"})
+        call = {"name": "search_drug", "arguments": {"drug": drug}}
+        messages.append({"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": call}]})
+        result = {"drug": drug, "usage": "Ağrı kesici", "forms": ["500 mg tablet"], "status": "OTC"}
+        messages.append({"role": "tool", "name": "search_drug", "content": json.dumps(result, ensure_ascii=False)})
+        if i < 4:
+            answer = f"{drug} bir ağrı kesicidir; prospektüsteki dozu aşmayın."
+            messages.append({"role": "assistant", "content": answer})
+    assert len(messages) == 20
+    return messages
+
+
+def per_call_us(fn: Callable[[], Any], repeats: int) -> float:
+    fn()  # warm caches (compiled templates)
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for _ in range(repeats):
+            fn()
+        times.append((time.perf_counter() - t0) / repeats)
+    return min(times) * 1e6
+
+
+def template_speed(tokenizer, repeats: int) -> list[tuple[str, float, float]]:
+    """[(template, render µs, parse µs)] on the same 20-message conversation and the same reply."""
+    from agent.ppsf import chat_template, response_template
+    from agent.toolbox import Toolbox
+    from agent.tools import PHARMACY_TOOLS
+
+    try:  # transformers' own response template for Qwen3 (what `transformers serve` parses Qwen3 with)
+        from transformers.cli.serving.utils import _RESPONSE_TEMPLATE_FALLBACKS
+
+        qwen_rt = next(v for k, v in _RESPONSE_TEMPLATE_FALLBACKS.items() if "qwen3" in k)
+    except ImportError:
+        qwen_rt = None
+    tools = Toolbox(list(PHARMACY_TOOLS)).schemas
+    messages = conversation(tools)
+    args = '{"drug": "Parol", "weight_kg": 70, "age_years": 30}'
+    ppsf_reply = (
+        "@THOUGHT\nParol'ün dozunu kontrol etmeliyim.\n\n@PHARMACIST\nBakıyorum.\n\n"
+        f'@TOOL_CALL\n{{\n  "name": "calculate_dose",\n  "arguments": {args}\n}}'
+    )
+    qwen_reply = (
+        "<think>\nParol'ün dozunu kontrol etmeliyim.\n</think>\n\nBakıyorum.\n<tool_call>\n"
+        f'{{"name": "calculate_dose", "arguments": {args}}}\n</tool_call><|im_end|>'
+    )
+    qwen_template = (HERE / "qwen3_template.jinja").read_text(encoding="utf-8")
+    rows = []
+    for name, template, rt, reply in (
+        ("PPSF v1.1", chat_template(), response_template(), ppsf_reply),
+        ("Qwen3", qwen_template, qwen_rt, qwen_reply),
+    ):
+        def render(template: str = template) -> str:
+            return tokenizer.apply_chat_template(messages, tools=tools, chat_template=template, tokenize=False)
+
+        def render_qwen_prompt(template: str = template) -> str:
+            text = tokenizer.apply_chat_template(
+                messages, tools=tools, chat_template=template, add_generation_prompt=True, tokenize=False
+            )
+            return text.removesuffix("<|im_start|>assistant ") + "<|im_start|>assistant\n"
+
+        render_us = per_call_us(render, repeats)
+        parse_us = float("nan")
+        if rt is not None:  # with its prompt as prefix, as an agent or a server parses
+            prefix = render()
+            if name == "Qwen3":  # its generation prompt, with the newline the flattening turned into a space
+                prefix = render_qwen_prompt(template)
+
+            def parse(rt: dict = rt, reply: str = reply, prefix: str = prefix) -> dict:
+                return tokenizer.parse_response(reply, rt, prefix=prefix, tools=tools)
+
+            assert parse().get("tool_calls"), f"{name}: the reply did not parse: {parse()}"
+            parse_us = per_call_us(parse, repeats)
+        rows.append((name, render_us, parse_us))
+    return rows
+
+
+# ---- report ----
+def ratio(a: float, b: float) -> float:
+    return a / b if b else float("nan")
+
+
+def report(runs: list[SystemRun], speed: tuple[float, float, int] | None, templates, settings: str) -> str:
+    lines = [f"machine: {machine_line()}", f"settings: {settings}", ""]
+    lines.append("| system | wall s | steps | prefill tok | decoded tok | tok after call close | first call right |")
+    lines.append("|---|---:|---:|---:|---:|---:|---:|")
+    for r in runs:
+        after = f"{r.after_call_tokens} in {r.calls_closed} calls" if r.calls_closed else "no call closed"
+        lines.append(
+            f"| {r.name} | {r.seconds:.1f} | {r.steps} | {r.prefill_tokens} | {r.decoded_tokens} | {after} "
+            f"| {r.correct}/{r.cases} |"
+        )
+    by_name = {r.name.split()[0]: r for r in runs}
+    agent = by_name.get("agent")
+    lines.append("")
+    if agent is not None:
+        for key, target in (("transformers", 3.0), ("smolagents", 5.0)):
+            other = by_name.get(key)
+            if other is not None:
+                x = ratio(other.seconds, agent.seconds)
+                verdict = "met" if x >= target else "NOT met"
+                lines.append(f"wall time: agent {x:.1f}x faster than {other.name} (target >= {target:.0f}x: {verdict})")
+        x = ratio(agent.prefill_tokens, agent.transcript_tokens)
+        lines.append(
+            f"prefill: agent {agent.prefill_tokens} tokens = {x:.3f}x the {agent.transcript_tokens} tokens of its "
+            f"final transcripts (target <= 1.05x: {'met' if x <= 1.05 else 'NOT met'})"
+        )
+        for r in runs:
+            if r is not agent and r.transcript_tokens == 0:
+                x = ratio(r.prefill_tokens, agent.transcript_tokens)
+                lines.append(f"         {r.name}: {r.prefill_tokens} prefill tokens = {x:.2f}x that transcript size")
+        verdict = "met" if agent.after_call_tokens == 0 else "NOT met"
+        lines.append(
+            f"after a call closes: agent decoded {agent.after_call_tokens} tokens in {agent.calls_closed} calls "
+            f"(target 0: {verdict})"
+        )
+    if speed is not None:
+        ours, raw, n = speed
+        x = ratio(ours, raw)
+        lines.append(
+            f"decode speed ({n} tokens, best of runs): agent {ours:.1f} tok/s vs model.generate {raw:.1f} tok/s "
+            f"= {x:.2f}x (target >= 0.95x: {'met' if x >= 0.95 else 'NOT met'})"
+        )
+    if templates:
+        lines += ["", "| template (20 messages, 6 tools) | render µs | parse reply µs |", "|---|---:|---:|"]
+        for name, render_us, parse_us in templates:
+            lines.append(f"| {name} | {render_us:.0f} | {parse_us:.0f} |")
+        base = templates[-1]
+        for name, render_us, parse_us in templates[:-1]:
+            lines.append(
+                f"{name} vs {base[0]}: render {ratio(base[1], render_us):.2f}x, parse {ratio(base[2], parse_us):.2f}x "
+                "(>1 = PPSF faster)"
+            )
+    for r in runs:
+        for note in r.notes:
+            lines.append(f"note ({r.name}): {note}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="3 cases, 2 steps, fewer speed repeats")
+    p.add_argument("--cases", type=int, help="how many of the built-in cases (default: all, 3 with --quick)")
+    p.add_argument("--max-steps", type=int, help="agent steps per question (default 5, 2 with --quick)")
+    p.add_argument("--max-new-tokens", type=int, help="tokens per step (default 256, the CLI's)")
+    p.add_argument("--systems", default="agent,pipeline,smolagents", help="comma-separated subset to run")
+    p.add_argument("--skip-speed", action="store_true", help="skip the decode and template speed checks")
+    p.add_argument(
+        "--threads", type=int, help="torch CPU threads (default: torch's; use 1 on a machine other jobs share)"
+    )
+    p.add_argument("--json", type=Path, help="also write the numbers to this JSON file")
+    args = p.parse_args(argv)
+    n_cases = args.cases or (3 if args.quick else len(CASES))
+    max_steps = args.max_steps or (2 if args.quick else 5)
+    max_new_tokens = args.max_new_tokens or 256
+    names = {s.strip() for s in args.systems.split(",")}
+    cases = CASES[:n_cases]
+
+    import torch
+
+    from agent.models import default_model_dir, load_model
+    from agent.ppsf import load_tokenizer
+
+    torch.manual_seed(0)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    # The base model, never the PPSF adapter: smolagents loads the plain folder, and all three must match.
+    model, tokenizer = load_model(device="cpu", dtype="float32", adapter=None)
+    repo_tokenizer = load_tokenizer()  # this repo as a user loads it: the pipeline loop's tokenizer
+    settings = f"{len(cases)} cases, max_steps={max_steps}, max_new_tokens={max_new_tokens}, greedy, cold KV cache"
+    print(f"machine: {machine_line()}\nsettings: {settings}", file=sys.stderr)
+    systems: list[Any] = []
+    if "agent" in names:
+        systems.append(AgentSystem(model, tokenizer, max_steps, max_new_tokens))
+    if "pipeline" in names:
+        systems.append(PipelineSystem(model, repo_tokenizer, max_steps, max_new_tokens))
+    if "smolagents" in names:
+        try:
+            systems.append(SmolagentsSystem(default_model_dir(), max_steps, max_new_tokens))
+        except ImportError as e:
+            print(f"smolagents skipped: {e} (pip install smolagents)", file=sys.stderr)
+    # Interleaved, case by case: a machine that slows down mid-run slows every system alike.
+    for i, case in enumerate(cases, 1):
+        for system in systems:
+            system.case(*case)
+        done = ", ".join(f"{s.run.name.split()[0]} {s.run.seconds:.1f} s" for s in systems)
+        print(f"case {i}/{len(cases)}: {done}", file=sys.stderr)
+    runs = [s.run for s in systems]
+    speed = templates = None
+    if not args.skip_speed:
+        speed = decode_speed(model, tokenizer, repeats=2 if args.quick else 5)
+        templates = template_speed(repo_tokenizer, repeats=50 if args.quick else 300)
+    text = report(runs, speed, templates, settings)
+    print(text)
+    if args.json is not None:
+        data = {
+            "machine": machine_line(),
+            "settings": settings,
+            "systems": [r.__dict__ for r in runs],
+            "decode_speed": speed,
+            "templates": templates,
+        }
+        args.json.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
