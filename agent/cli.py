@@ -59,7 +59,17 @@ def build_parser() -> argparse.ArgumentParser:
     system = p.add_mutually_exclusive_group()
     system.add_argument("--system", help="system prompt text (any language)")
     system.add_argument("--system-file", type=Path, help="read the system prompt from a UTF-8 file")
-    p.add_argument("--no-examples", action="store_true", help="do not show the model a worked example")
+    p.add_argument(
+        "--adapter",
+        default="auto",
+        help="local backend: a PEFT LoRA adapter folder merged into the model, or 'none' (default: the repo's "
+        "PPSF adapter, adapter/, merged into the default model when it is there)",
+    )
+    p.add_argument(
+        "--no-examples",
+        action="store_true",
+        help="do not show the model a worked example (it is shown only to a model without the PPSF adapter)",
+    )
     p.add_argument("--no-stream", action="store_true", help="print the answer only when it is complete")
     p.add_argument("--json", action="store_true", help="print the transcript and stats as JSON")
     p.add_argument("--transcript", type=Path, help="JSONL file to append to (default: a dated file in the cache)")
@@ -110,9 +120,11 @@ def _backend(args: argparse.Namespace) -> tuple[Any, Any, Any]:
         generator = OpenAIGenerator(args.model, tokenizer, base_url=args.base_url or DEFAULT_BASE_URL)
         generator.check()
         return None, tokenizer, generator
-    from .models import load_model
+    from .models import load_model, resolve_adapter
 
-    model, tokenizer = load_model(args.model, device=args.device, dtype=args.dtype)
+    adapter_dir = resolve_adapter(args.adapter, args.model)
+    args.adapter_loaded = adapter_dir is not None
+    model, tokenizer = load_model(args.model, device=args.device, dtype=args.dtype, adapter=adapter_dir)
     return model, tokenizer, None
 
 
@@ -121,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.base_url is not None and args.backend != "openai":
         parser.error("--base-url needs --backend openai")
+    if args.adapter != "auto" and args.backend != "local":
+        parser.error("--adapter needs --backend local")
 
     if args.system_file is not None:
         try:
@@ -153,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
         max_new_tokens=args.max_new_tokens,
         transcript=transcript,
         on_event=printer,
-        examples=None if args.no_examples else demo_examples(),
+        # The tuned model (PPSF adapter) writes the format itself; a plain model gets one worked example.
+        examples=None if args.no_examples or getattr(args, "adapter_loaded", False) else demo_examples(),
         generator=generator,
     )
 

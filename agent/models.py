@@ -172,7 +172,9 @@ def resolve_adapter(adapter: str | os.PathLike | None, model: str | None) -> Pat
         return found if model is None and (found / "adapter_config.json").is_file() else None
     path = Path(adapter).expanduser()
     if not (path / "adapter_config.json").is_file():
-        raise ModelLoadError(f"--adapter {str(adapter)!r}: no adapter_config.json there (expected a PEFT adapter folder)")
+        raise ModelLoadError(
+            f"--adapter {str(adapter)!r}: no adapter_config.json there (expected a PEFT adapter folder)"
+        )
     return path
 
 
