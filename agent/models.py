@@ -226,6 +226,15 @@ def load_model(
     except (OSError, ValueError, KeyError) as e:
         raise ModelLoadError(f"Could not load a causal LM and tokenizer from {str(source)!r}: {e}") from e
     if adapter_dir is not None:
-        lm = merge_adapter(lm, adapter_dir).to(torch_dtype)
+        try:
+            lm = merge_adapter(lm, adapter_dir)
+        except ModelLoadError as e:
+            if adapter != "auto" or "does not fit" not in str(e):
+                raise
+            # "auto" found the repo's adapter, but the default model is not the one it was trained for (a
+            # replaced or test model): say so and serve the plain model rather than fail.
+            print(f"warning: not applying the PPSF adapter: {e}", file=sys.stderr)
+            lm = AutoModelForCausalLM.from_pretrained(source, dtype=torch_dtype)
+        lm = lm.to(torch_dtype)
     lm.to(torch_device).eval().requires_grad_(False)
     return lm, tokenizer

@@ -41,6 +41,19 @@ def test_parol_question_calls_search_drug_and_answers(default_model):
     assert all(s.cached_tokens > 0 and s.prefill_tokens < s.prompt_tokens for s in steps[1:])
 
 
+def test_default_model_is_tuned_and_answers_from_the_tool_without_examples(default_model):
+    """The default model carries the repo's PPSF adapter: no worked example, one call, an answer from its result."""
+    assert (REPO_ROOT / "adapter" / "adapter_config.json").is_file()
+    model, tokenizer = default_model
+    agent = Agent(model, tokenizer, max_new_tokens=96, max_steps=3)
+    result = agent.run(QUESTION)
+    calls = calls_of(result.messages)
+    assert [c["name"] for c in calls] == ["search_drug"], result.messages
+    assert json.loads(calls[0]["arguments"]) == {"drug": "Parol"}
+    tool = json.loads(next(m for m in result.messages if m["role"] == "tool")["content"])
+    assert tool["usage"] in result.message["content"] and tool["active_ingredient"] in result.message["content"]
+
+
 def test_greedy_runs_are_identical_with_and_without_cache_reuse(default_model):
     model, tokenizer = default_model
     runs = []

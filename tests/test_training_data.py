@@ -1,0 +1,384 @@
+"""training/: the data generator, the assistant-only loss mask, a tiny TRL run, adapter loading and the CLI."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from agent import ppsf
+from agent.agent import DEFAULT_SYSTEM_PROMPT, Agent
+from agent.drugdb import fold, load_db
+from agent.toolbox import tool_schema
+from agent.tools import PHARMACY_TOOLS
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "training"))
+
+import generate_data as gd  # noqa: E402
+import train_lora  # noqa: E402
+
+TOOL_NAMES = {fn.__name__ for fn in PHARMACY_TOOLS}
+
+
+@pytest.fixture(scope="module")
+def names():
+    return gd.build_names()
+
+
+@pytest.fixture(scope="module")
+def conversations(names):
+    return gd.train_conversations(60, seed=3, names=names)
+
+
+@pytest.fixture(scope="module")
+def cases(names):
+    return gd.eval_cases(seed=3, names=names)
+
+
+@pytest.fixture(scope="module")
+def repo_tokenizer():
+    return ppsf.load_tokenizer()
+
+
+def tool_calls(conv: dict) -> list[dict]:
+    return [c["function"] for m in conv["messages"] if m["role"] == "assistant" for c in m.get("tool_calls", [])]
+
+
+# ---------------------------------------------------------------- generator
+
+
+def test_seeded_and_reproducible(names):
+    a = gd.train_conversations(8, seed=11, names=names)
+    assert a == gd.train_conversations(8, seed=11, names=names)
+    assert a != gd.train_conversations(8, seed=12, names=names)
+    assert gd.eval_cases(seed=11, names=names) == gd.eval_cases(seed=11, names=names)
+
+
+def test_every_tool_and_every_kind_of_turn_appears(conversations, cases):
+    assert {c["name"] for conv in conversations for c in tool_calls(conv)} == TOOL_NAMES
+    assert {c["name"] for case in cases for c in case["expected"]} == TOOL_NAMES
+    intents = {i for conv in conversations for i in conv["meta"]["intents"]}
+    assert intents >= {
+        "usage",
+        "section",
+        "interaction",
+        "dose",
+        "dose_refer",
+        "alternatives",
+        "contraindication",
+        "parallel",
+        "multi_step",
+        "unknown_drug",
+        "greeting",
+        "thanks",
+        "offtopic",
+        "refusal",
+    }
+    messages = [m for conv in conversations for m in conv["messages"]]
+    assert any(len(m.get("tool_calls", [])) > 1 for m in messages)  # several calls in one turn
+    assert any("reasoning_content" in m for m in messages)  # @THOUGHT
+    assert any("reference" in m for m in messages)  # @REFERENCE
+    assert any(json.loads(m["content"]).get("error") for m in messages if m["role"] == "tool")  # tool errors
+    assert any(json.loads(m["content"]).get("refer_to_doctor") for m in messages if m["role"] == "tool")
+    assert any(json.loads(m["content"]).get("cap_applied") for m in messages if m["role"] == "tool")
+    for conv in conversations:  # several exchanges share one tools block
+        assert 3 <= sum(m["role"] == "user" for m in conv["messages"]) <= 6
+
+
+def test_conversations_have_the_agents_exact_shape(conversations):
+    schemas = [tool_schema(fn) for fn in PHARMACY_TOOLS]
+    for conv in conversations:
+        assert conv["tools"] == schemas
+        assert conv["messages"][0] == {"role": "system", "content": DEFAULT_SYSTEM_PROMPT}
+        step = 0
+        for m in conv["messages"][1:]:
+            if m["role"] == "user":
+                step = 0
+            elif m["role"] == "assistant" and "tool_calls" in m:
+                step += 1
+                assert m["content"] is None
+                for i, c in enumerate(m["tool_calls"]):
+                    assert c["id"] == f"call_{step}_{i}" and c["type"] == "function"
+                    assert set(c["function"]) == {"name", "arguments"}
+                    assert isinstance(json.loads(c["function"]["arguments"]), dict)
+            elif m["role"] == "tool":
+                assert set(m) == {"role", "name", "tool_call_id", "content"}
+
+
+def test_tool_results_are_the_real_tools_results(conversations):
+    tools = {fn.__name__: fn for fn in PHARMACY_TOOLS}
+    checked = 0
+    for conv in conversations:
+        calls: dict[str, dict] = {}
+        for m in conv["messages"]:
+            if m["role"] == "user":
+                calls = {}
+            for c in m.get("tool_calls", []):
+                calls[c["id"]] = c["function"]
+            if m["role"] == "tool":
+                fn = calls[m["tool_call_id"]]
+                assert fn["name"] == m["name"]
+                real = tools[fn["name"]](**json.loads(fn["arguments"]))
+                assert m["content"] == json.dumps(real, ensure_ascii=False)
+                checked += 1
+    assert checked > 150
+
+
+def test_answers_restate_the_key_fact(names):
+    rng = __import__("random").Random(0)
+    gen = gd.Generator("train", rng, names)
+    for kind in ("usage", "ingredient", "section", "interaction", "dose", "alternatives", "contraindication"):
+        for lang in ("tr", "en"):
+            ex = gen.exchange(kind, lang)
+            assert ex.must_mention and all(fold(m) in fold(ex.answer) for m in ex.must_mention), (kind, ex.answer)
+    ex = gen.dose("tr")
+    result = ex.steps[0][0][2]
+    if "per_dose_mg" in result:
+        assert f"{result['per_dose_mg']} mg" in ex.answer and f"{result['max_daily_mg']} mg" in ex.answer
+
+
+def test_held_out_split_is_disjoint_by_drug_and_template(names, conversations, cases):
+    report = gd.split_report(names)
+    assert report["drugs"]["train"] and report["drugs"]["eval"]
+    assert not report["drugs"]["train"] & report["drugs"]["eval"]
+    assert not report["templates"]["train"] & report["templates"]["eval"]
+    # What the generated data actually used.
+    used_train = {t for conv in conversations for t in conv["meta"]["templates"]}
+    used_eval = {t for case in cases for t in case["templates"]}
+    assert used_train <= report["templates"]["train"] and used_eval <= report["templates"]["eval"]
+    # No evaluation question names a training drug: every drug argument resolves to a held-out medicine.
+    db = load_db()
+    train_targets = {db.resolve(n).target for (split, _), lst in names.by.items() if split == "train" for n in lst}
+    for case in cases:
+        for c in case["expected"]:
+            args = c["arguments"]
+            for name in args.get("drugs", [args.get("drug")]):
+                assert fold(name) not in report["drugs"]["train"], (case["id"], name)
+                res = db.resolve(name)
+                if res.status == "found":
+                    assert res.target not in train_targets, (case["id"], name)
+        text = case.get("query") or case["messages"][-1]["content"]
+        for train_name in ("Parol", "Majezik", "Nurofen", "Coumadin"):
+            assert train_name.lower() not in text.lower()
+
+
+def test_eval_cases_file_is_generated_from_the_held_out_split(cases):
+    on_disk = [json.loads(line) for line in (ROOT / "eval" / "cases.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert on_disk == gd.eval_cases(seed=0)
+    assert len(cases) >= 200
+
+
+# ---------------------------------------------------------------- rendering and the loss mask
+
+
+def test_conversations_render_exactly_as_the_agent_prompts(conversations, repo_tokenizer):
+    agent = Agent(None, repo_tokenizer, generator=SimpleNamespace())
+    train = repo_tokenizer.chat_template["train"]
+    for conv in conversations[:10]:
+        assert agent.toolbox.schemas == conv["tools"]
+        full = agent.render(conv["messages"])
+        assert full == repo_tokenizer.apply_chat_template(
+            conv["messages"], tools=conv["tools"], chat_template=train, tokenize=False
+        )
+        # Every prompt the agent builds before an assistant turn is a prefix of the training text.
+        for i, m in enumerate(conv["messages"]):
+            if m["role"] == "assistant":
+                assert full.startswith(agent.render(conv["messages"][:i]))
+
+
+def masked_spans(ids: list[int], mask: list[int], tokenizer) -> tuple[list[str], str]:
+    spans, cur, outside = [], [], []
+    for t, bit in zip(ids, mask, strict=True):
+        if bit:
+            cur.append(t)
+        else:
+            if cur:
+                spans.append(tokenizer.decode(cur))
+                cur = []
+            outside.append(t)
+    if cur:
+        spans.append(tokenizer.decode(cur))
+    return spans, tokenizer.decode(outside)
+
+
+def test_assistant_mask_covers_assistant_turns_and_their_closing_blank_line_only(conversations, repo_tokenizer):
+    tok = repo_tokenizer
+    tok_train = tok.chat_template["train"]
+    for conv in conversations[:6]:
+        out = tok.apply_chat_template(
+            conv["messages"],
+            tools=conv["tools"],
+            chat_template=tok_train,
+            tokenize=True,
+            return_dict=True,
+            return_assistant_tokens_mask=True,
+        )
+        spans, outside = masked_spans(out["input_ids"], out["assistant_masks"], tok)
+        assistants = [m for m in conv["messages"] if m["role"] == "assistant"]
+        assert len(spans) == len(assistants)
+        for span, m in zip(spans, assistants, strict=True):
+            assert span.startswith(ppsf.ASSISTANT_MARKERS)
+            assert span.endswith("\n\n") and not span.endswith("\n\n\n")  # the turn's stop is inside
+            assert not any(line.startswith(ppsf.FOREIGN_MARKERS) for line in span.splitlines())
+            if m.get("content"):
+                assert m["content"] in span
+            for c in m.get("tool_calls", []):
+                assert json.dumps(c["function"]["name"]) in span
+        for marker in ("@FORMAT", "@SYSTEM", "@TOOLS", "@PATIENT", "@TOOL_RESPONSE"):
+            assert marker in outside
+        assert DEFAULT_SYSTEM_PROMPT[:40] in outside
+        for m in conv["messages"]:
+            if m["role"] in ("user", "tool"):
+                assert m["content"] in outside
+
+
+# ---------------------------------------------------------------- TRL: a tiny run
+
+
+@pytest.fixture(scope="module")
+def tiny_adapter(tmp_path_factory, tiny_model_dir, names):
+    tmp = tmp_path_factory.mktemp("lora")
+    data = tmp / "train.jsonl"
+    gd.write_jsonl(data, gd.train_conversations(3, seed=5, names=names))
+    out = tmp / "adapter"
+    argv = [
+        "--data",
+        str(data),
+        "--model",
+        str(tiny_model_dir),
+        "--device",
+        "cpu",
+        "--max-steps",
+        "2",
+        "--grad-accum",
+        "1",
+        "--out",
+        str(out),
+        "--work-dir",
+        str(tmp / "run"),
+        "--logging-steps",
+        "1",
+        "--max-length",
+        "1400",  # the tools block alone is ~930 tokens; enough for the first exchange, and quick
+    ]
+    assert train_lora.main(argv) == 0
+    return out, data
+
+
+def test_training_script_saves_a_lora_adapter(tiny_adapter):
+    out, _ = tiny_adapter
+    config = json.loads((out / "adapter_config.json").read_text(encoding="utf-8"))
+    assert config["peft_type"] == "LORA" and config["r"] == 16
+    assert (out / "adapter_model.safetensors").stat().st_size > 0
+    info = json.loads((out / "training_info.json").read_text(encoding="utf-8"))
+    assert info["steps"] == 2 and info["conversations"] == 3 and info["loss_tokens"] < info["tokens"]
+
+
+def test_trl_tokenizes_exactly_like_the_template_and_masks_labels(tiny_model_dir, tiny_adapter):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    _, data = tiny_adapter
+    rows = train_lora.read_conversations(data)
+    tok = AutoTokenizer.from_pretrained(tiny_model_dir)
+    tok.chat_template = train_lora.train_template()
+    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
+    args = train_lora.parse_args(["--max-steps", "1", "--device", "cpu", "--work-dir", str(data.parent / "w")])
+    trainer = train_lora.build_trainer(model, tok, rows, args)
+    for row, example in zip(rows, trainer.train_dataset, strict=True):
+        ref = train_lora.tokenize_like_trl(tok, row)
+        assert example["input_ids"] == ref["input_ids"]
+        expected = [t if bit else -100 for t, bit in zip(ref["input_ids"], ref["assistant_masks"], strict=True)]
+        assert example["labels"] == expected
+
+
+# ---------------------------------------------------------------- the adapter in agent.models and the CLI
+
+
+def test_load_model_merges_an_adapter(tiny_model_dir, tiny_adapter):
+    from agent.models import load_model
+
+    out, _ = tiny_adapter
+    base, _ = load_model(str(tiny_model_dir), device="cpu", dtype="float32", adapter="none")
+    tuned, _ = load_model(str(tiny_model_dir), device="cpu", dtype="float32", adapter=str(out))
+    assert type(tuned) is type(base)  # merged: a plain transformers model, no PEFT wrapper
+    assert not any("lora" in n for n, _ in tuned.named_parameters())
+    diffs = [not torch.equal(a, b) for a, b in zip(base.parameters(), tuned.parameters(), strict=True)]
+    assert any(diffs)
+    # "auto" only applies the repo's adapter to the default model, never to another --model.
+    auto, _ = load_model(str(tiny_model_dir), device="cpu", dtype="float32")
+    assert all(torch.equal(a, b) for a, b in zip(base.parameters(), auto.parameters(), strict=True))
+
+
+def test_adapter_errors_are_clear(tmp_path, tiny_model_dir, tiny_adapter):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from agent.models import ModelLoadError, load_model, resolve_adapter
+
+    with pytest.raises(ModelLoadError, match="no adapter_config.json"):
+        load_model(str(tiny_model_dir), device="cpu", adapter=str(tmp_path))
+    assert resolve_adapter("none", None) is None and resolve_adapter(None, None) is None
+    assert resolve_adapter("auto", "some/model") is None
+    other = LlamaForCausalLM(
+        LlamaConfig(
+            vocab_size=64,
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+        )
+    )
+    other.save_pretrained(tmp_path / "other")
+    (tmp_path / "other" / "tokenizer_config.json").unlink(missing_ok=True)
+    from transformers import AutoTokenizer
+
+    AutoTokenizer.from_pretrained(tiny_model_dir).save_pretrained(tmp_path / "other")
+    with pytest.raises(ModelLoadError, match="does not fit the model"):
+        load_model(str(tmp_path / "other"), device="cpu", adapter=str(tiny_adapter[0]))
+
+
+def test_load_model_reports_missing_peft(monkeypatch, tiny_model_dir, tiny_adapter):
+    from agent.models import ModelLoadError, load_model
+
+    monkeypatch.setitem(sys.modules, "peft", None)  # import peft -> ImportError
+    with pytest.raises(ModelLoadError, match="needs peft"):
+        load_model(str(tiny_model_dir), device="cpu", adapter=str(tiny_adapter[0]))
+
+
+class _Stop(Exception):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("argv", "adapter_loaded", "examples"),
+    [
+        ([], True, False),  # the tuned default: no worked example
+        (["--adapter", "none"], False, True),  # the plain model gets the one-shot example
+        (["--adapter", "none", "--no-examples"], False, False),
+    ],
+)
+def test_cli_gives_examples_only_without_an_adapter(monkeypatch, argv, adapter_loaded, examples):
+    from agent import cli, models
+
+    seen: dict = {}
+    monkeypatch.setattr(models, "resolve_adapter", lambda a, m: Path("adapter") if a == "auto" else None)
+
+    def fake_load(model, device, dtype, adapter):
+        seen["adapter"] = adapter
+        return object(), object()
+
+    def fake_agent(*args, **kwargs):
+        seen["examples"] = kwargs["examples"]
+        raise _Stop
+
+    monkeypatch.setattr(models, "load_model", fake_load)
+    monkeypatch.setattr(cli, "Agent", fake_agent)
+    with pytest.raises(_Stop):
+        cli.main(["Parol ne işe yarar?", *argv])
+    assert (seen["adapter"] is not None) == adapter_loaded
+    assert bool(seen["examples"]) == examples

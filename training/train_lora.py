@@ -1,0 +1,369 @@
+"""LoRA fine-tune of the default model (SmolLM2-135M-Instruct) on PPSF agent conversations, with TRL's SFTTrainer.
+
+    python training/generate_data.py                # training/data/train.jsonl (+ eval/cases.jsonl)
+    python training/train_lora.py --out adapter/    # adapter/adapter_config.json + adapter_model.safetensors
+
+Runs on CPU (bf16 autocast where the CPU supports it) and unchanged on CUDA (bf16); seeded.
+
+How the loss mask is built: TRL's ``assistant_only_loss=True`` renders each example with the tokenizer's chat
+template and ``return_assistant_tokens_mask=True``, which needs ``{% generation %}`` in the template. The default
+PPSF template has none (minijinja/TGI reject the tag), so the tokenizer here gets the repo's *train* template
+(``additional_chat_templates/train.jinja``): the same text, with each assistant turn -- its blocks and the
+blank line that closes it, i.e. the turn's stop -- inside ``{% generation %}``. TRL 1.16 passes each example's
+``tools`` column (a JSON string here: Arrow cannot hold JSON schemas of different shapes in one column) to
+``apply_chat_template``, so the ~800-token tools block is rendered exactly as the agent renders it. Absent message
+keys come back from Arrow as None, which the template treats as absent: rendering is byte-identical (checked in
+``tests/test_training_data.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+BASE_MODEL_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
+
+
+def train_template() -> str:
+    """The repo's training chat template (the PPSF template with {% generation %} around assistant turns)."""
+    return (ROOT / "additional_chat_templates" / "train.jinja").read_text(encoding="utf-8")
+
+
+def read_conversations(path: Path, limit: int | None = None) -> list[dict]:
+    rows = []
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                rows.append(json.loads(line))
+            if limit is not None and len(rows) >= limit:
+                break
+    return rows
+
+
+def to_dataset(rows: list[dict]):
+    """A conversational dataset TRL tokenizes itself: messages + tools (as JSON) per example."""
+    from datasets import Dataset
+
+    return Dataset.from_list(
+        [{"messages": r["messages"], "tools": json.dumps(r["tools"], ensure_ascii=False)} for r in rows]
+    )
+
+
+def tokenize_like_trl(tokenizer, row: dict) -> dict:
+    """What SFTTrainer computes for one example (input_ids + assistant_masks); used by the tests and --dry-run."""
+    return tokenizer.apply_chat_template(
+        row["messages"], tools=row["tools"], tokenize=True, return_dict=True, return_assistant_tokens_mask=True
+    )
+
+
+class TimeLimit:
+    """Stops training cleanly after `minutes` (the adapter is still saved)."""
+
+    def __init__(self, minutes: float | None) -> None:
+        self.deadline = None if minutes is None else time.monotonic() + minutes * 60
+
+    def callback(self):
+        from transformers import TrainerCallback
+
+        deadline = self.deadline
+
+        class _Stop(TrainerCallback):
+            def on_step_end(self, args, state, control, **kwargs):
+                if deadline is not None and time.monotonic() > deadline:
+                    print(f"\ntime limit reached at step {state.global_step}: stopping", file=sys.stderr, flush=True)
+                    control.should_training_stop = True
+                return control
+
+        return _Stop()
+
+
+def build_trainer(model, tokenizer, rows: list[dict], args: argparse.Namespace):
+    import torch
+    from peft import LoraConfig
+    from trl import SFTConfig, SFTTrainer
+
+    cuda = torch.cuda.is_available() and args.device != "cpu"
+    bf16 = args.bf16 if args.bf16 is not None else (torch.cuda.is_bf16_supported() if cuda else True)
+    config = SFTConfig(
+        output_dir=str(args.work_dir),
+        num_train_epochs=args.epochs,
+        max_steps=args.max_steps if args.max_steps else -1,
+        per_device_train_batch_size=args.batch_size,
+        gradient_accumulation_steps=args.grad_accum,
+        learning_rate=args.lr,
+        lr_scheduler_type="cosine",
+        warmup_steps=args.warmup_steps,
+        weight_decay=0.0,
+        logging_steps=args.logging_steps,
+        save_strategy="no",
+        report_to=[],
+        seed=args.seed,
+        data_seed=args.seed,
+        bf16=bf16,
+        use_cpu=not cuda,
+        assistant_only_loss=True,  # loss on the {% generation %} spans only: assistant blocks + closing blank line
+        max_length=args.max_length,
+        packing=False,
+        gradient_checkpointing=False,  # a 135M model fits easily; checkpointing only slows CPU training
+        dataset_num_proc=None,
+        disable_tqdm=False,
+        dataloader_num_workers=0,
+    )
+    lora = LoraConfig(
+        r=args.rank,
+        lora_alpha=args.alpha,
+        lora_dropout=args.dropout,
+        target_modules="all-linear",
+        task_type="CAUSAL_LM",
+    )
+    callbacks = [TimeLimit(args.max_minutes).callback()]
+    return SFTTrainer(
+        model=model,
+        args=config,
+        train_dataset=to_dataset(rows),
+        processing_class=tokenizer,
+        peft_config=lora,
+        callbacks=callbacks,
+    )
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description="LoRA fine-tune of the default model on PPSF conversations (TRL SFT).")
+    p.add_argument("--data", type=Path, default=ROOT / "training" / "data" / "train.jsonl")
+    p.add_argument("--out", type=Path, default=ROOT / "adapter")
+    p.add_argument("--model", help="model folder or Hub id (default: the bundled SmolLM2-135M-Instruct)")
+    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    p.add_argument("--limit", type=int, help="use only the first N conversations")
+    p.add_argument("--epochs", type=float, default=1.0)
+    p.add_argument("--max-steps", type=int, default=0, help="optimizer steps (overrides --epochs when > 0)")
+    p.add_argument("--max-minutes", type=float, help="stop after this many minutes (the adapter is still saved)")
+    p.add_argument("--batch-size", type=int, default=1)
+    p.add_argument("--grad-accum", type=int, default=4)
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--warmup-steps", type=int, default=8)
+    p.add_argument("--rank", type=int, default=16)
+    p.add_argument("--alpha", type=int, default=32)
+    p.add_argument("--dropout", type=float, default=0.05)
+    p.add_argument("--max-length", type=int, default=4096)
+    p.add_argument("--logging-steps", type=int, default=5)
+    p.add_argument(
+        "--bf16",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="bf16 autocast (default: on for CPU and for CUDA GPUs that support it)",
+    )
+    p.add_argument("--threads", type=int, help="torch CPU threads")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--work-dir", type=Path, help="trainer output folder (default: a folder in the PPSF cache)")
+    p.add_argument("--card-only", action="store_true", help="only rewrite OUT/README.md (with eval scores)")
+    p.add_argument("--results", type=Path, default=ROOT / "eval" / "results", help="eval summaries for the card")
+    return p.parse_args(argv)
+
+
+def card_only(out: Path, results: Path) -> int:
+    """Rewrite out/README.md from out/training_info.json and results/{base,adapter}_summary.json."""
+    info = json.loads((out / "training_info.json").read_text(encoding="utf-8"))
+
+    def load(name: str) -> dict | None:
+        path = results / f"{name}_summary.json"
+        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+    print(write_card(out, info, load("base"), load("adapter")))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.card_only:
+        return card_only(args.out, args.results)
+    import torch
+    from transformers import set_seed
+
+    from agent.models import load_model
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    random.seed(args.seed)
+    set_seed(args.seed)
+    started = time.time()
+    if args.work_dir is None:
+        from agent.models import cache_dir
+
+        args.work_dir = cache_dir() / "training-runs" / "last"
+    rows = read_conversations(args.data, args.limit)
+    if not rows:
+        raise SystemExit(f"no conversations in {args.data}")
+    device = "cuda" if args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available()) else "cpu"
+    # The base weights stay float32 (bf16 is autocast only); the adapter must not be loaded into the base here.
+    model, tokenizer = load_model(args.model, device=device, dtype="float32", adapter=None)
+    model.requires_grad_(False)
+    tokenizer.chat_template = train_template()  # {% generation %} spans -> assistant mask
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    trainer = build_trainer(model, tokenizer, rows, args)
+    n_tokens = sum(len(x) for x in trainer.train_dataset["input_ids"])
+    n_loss = sum(sum(1 for t in x if t != -100) for x in trainer.train_dataset["labels"])
+    print(f"{len(rows)} conversations, {n_tokens} tokens ({n_loss} in the loss)", file=sys.stderr, flush=True)
+    trainer.train()
+    wall = time.time() - started
+    args.out.mkdir(parents=True, exist_ok=True)
+    trainer.model.save_pretrained(str(args.out))
+    _weights_to_bf16(args.out)
+    if args.model is None:
+        _fix_base_model(args.out)
+    info_path = args.out / "training_info.json"
+    history = [h for h in trainer.state.log_history if "loss" in h]
+    info = {
+        "base_model": BASE_MODEL_ID if args.model is None else args.model,
+        "data": str(args.data.relative_to(ROOT) if args.data.is_relative_to(ROOT) else args.data),
+        "conversations": len(rows),
+        "tokens": n_tokens,
+        "loss_tokens": n_loss,
+        "steps": trainer.state.global_step,
+        "epochs": round(trainer.state.epoch or 0.0, 3),
+        "lr": args.lr,
+        "rank": args.rank,
+        "alpha": args.alpha,
+        "dropout": args.dropout,
+        "batch_size": args.batch_size,
+        "grad_accum": args.grad_accum,
+        "bf16": trainer.args.bf16,
+        "device": device,
+        "seed": args.seed,
+        "wall_seconds": round(wall, 1),
+        "first_loss": history[0]["loss"] if history else None,
+        "last_loss": history[-1]["loss"] if history else None,
+        "trl": __import__("trl").__version__,
+        "peft": __import__("peft").__version__,
+        "transformers": __import__("transformers").__version__,
+        "torch": torch.__version__,
+    }
+    info_path.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    write_card(args.out, info)
+    print(json.dumps(info), flush=True)
+    return 0
+
+
+CARD_METRICS = [
+    ("tool_args_accuracy", "tool + arguments accuracy (AST match)"),
+    ("tool_name_accuracy", "tool name accuracy"),
+    ("no_tool_precision", "no-tool precision"),
+    ("no_tool_recall", "no-tool recall"),
+    ("must_mention_rate", "answers mentioning the key fact"),
+    ("unsafe_dose_answers", "unsafe dose answers"),
+]
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, float):
+        return f"{value * 100:.1f} %"
+    return str(value)
+
+
+def write_card(out: Path, info: dict, base: dict | None = None, tuned: dict | None = None) -> Path:
+    """adapter/README.md: front matter, data, recipe, wall time and (when given) base vs adapter scores."""
+    lines = [
+        "---",
+        f"base_model: {BASE_MODEL_ID}",
+        "library_name: peft",
+        "license: apache-2.0",
+        "language:",
+        "- tr",
+        "- en",
+        "pipeline_tag: text-generation",
+        "tags:",
+        "- lora",
+        "- trl",
+        "- sft",
+        "- ppsf",
+        "- pharmacy",
+        "- tool-calling",
+        "---",
+        "",
+        "# PPSF LoRA adapter for SmolLM2-135M-Instruct",
+        "",
+        "Teaches SmolLM2-135M-Instruct the PPSF v1.1 agent format of this repo: it writes `@TOOL_CALL` blocks for",
+        "the six pharmacy tools, reads `@TOOL_RESPONSE` results and answers in `@PHARMACIST` from them only, in",
+        "Turkish or English. `agent.models.load_model()` merges it into the default model (`--adapter none` to",
+        "disable). Not medical advice.",
+        "",
+        "## Data",
+        "",
+        f"`training/generate_data.py` (seeded): {info.get('conversations')} synthetic conversations "
+        f"({info.get('tokens')} tokens, {info.get('loss_tokens')} of them in the loss), 3-5 patient turns each,",
+        "rendered with the repo's `train` template exactly as the agent prompts (same system prompt, tools block and",
+        "message shapes). Every tool result is a real call of `agent.tools`; answers restate its key fact. Turns:",
+        "every tool, parallel calls, multi-step (search, then interactions), unknown/ambiguous names and tool",
+        "errors, dosing with caps and refer-to-doctor, greetings, thanks, off-topic and refused requests, optional",
+        "`@THOUGHT` and `@REFERENCE`. Held out for evaluation: 17 active ingredients (all their names and brands),",
+        "4 brands of paracetamol/ibuprofen, and 2 question templates per intent and language.",
+        "",
+        "## Recipe",
+        "",
+        f"TRL {info.get('trl')} `SFTTrainer`, `assistant_only_loss=True` (each assistant turn and its closing blank",
+        f"line, from the template's `{{% generation %}}` mask); peft {info.get('peft')} LoRA r={info.get('rank')}, "
+        f"alpha={info.get('alpha')}, dropout={info.get('dropout')} on all linear layers; lr {info.get('lr')} "
+        f"cosine, batch {info.get('batch_size')} x {info.get('grad_accum')} accumulation, "
+        f"{info.get('steps')} steps ({info.get('epochs')} epoch), seed {info.get('seed')}, "
+        f"{'bf16 autocast' if info.get('bf16') else 'fp32'} on {info.get('device')}. "
+        f"Loss {info.get('first_loss')} -> {info.get('last_loss')}. Wall time {info.get('wall_seconds')} s "
+        "on a shared 2-core CPU.",
+        "",
+        "```bash",
+        "python training/generate_data.py && python training/train_lora.py --out adapter/",
+        "```",
+    ]
+    if base or tuned:
+        lines += [
+            "",
+            "## Evaluation",
+            "",
+            f"`python -m agent.eval eval/cases.jsonl` on {(tuned or base or {}).get('cases')} held-out cases",
+            "(drugs and question templates never seen in training; TR and EN; every tool and no-tool turns). The",
+            "base model gets the one-shot worked example, as the CLI gives it; the adapter gets none.",
+            "",
+            "| metric | base (one-shot) | base + adapter |",
+            "|---|---|---|",
+        ]
+        for key, label in CARD_METRICS:
+            lines.append(f"| {label} | {_fmt((base or {}).get(key))} | {_fmt((tuned or {}).get(key))} |")
+    path = out / "README.md"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _weights_to_bf16(out: Path) -> None:
+    """Store the LoRA weights in bfloat16 (half the size; peft casts them back when it loads the adapter)."""
+    import torch
+    from safetensors import safe_open
+    from safetensors.torch import load_file, save_file
+
+    path = out / "adapter_model.safetensors"
+    with safe_open(str(path), "pt") as f:
+        metadata = f.metadata()
+    tensors = load_file(str(path))
+    save_file({k: v.to(torch.bfloat16).contiguous() for k, v in tensors.items()}, str(path), metadata=metadata)
+
+
+def _fix_base_model(out: Path) -> None:
+    """Name the Hub base model in adapter_config.json (the model was loaded from a local converted folder)."""
+    path = out / "adapter_config.json"
+    config = json.loads(path.read_text(encoding="utf-8"))
+    config["base_model_name_or_path"] = BASE_MODEL_ID
+    path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
