@@ -20,8 +20,14 @@ _MAX_MARKER_LINE = 64  # longer lines are kept only as far as needed to recognis
 class Stop:
     """Why generation must stop, and where: the returned text is text[:cut]."""
 
-    reason: str  # "tool_call" | "foreign_block"
+    reason: str  # "tool_call" | "foreign_block" | "next_turn"
     cut: int
+
+
+# The order the template writes an assistant turn's blocks in; a block that goes back (or repeats, except
+# @TOOL_CALL) can only start the next turn, which the model must not write for the patient.
+_OWN_ORDER = {marker: rank for rank, marker in enumerate(OWN_MARKERS)}
+_REPEATABLE = {TOOL_CALL}
 
 
 def _marker_kind(line: str) -> str:
@@ -42,8 +48,10 @@ class StopDetector:
     Text starts at a line start (the agent prompt ends with a blank line). A foreign block is a line
     starting with one of FOREIGN_MARKERS; it is recognised as soon as its prefix rules out the model's
     own markers ("@PA" is @PATIENT, "@P" could still be @PHARMACIST), and the cut drops it together with
-    the newlines before it. After a "@TOOL_CALL" line, the first top-level JSON object is tracked
-    (strings and backslash escapes included) and the cut lands right after its closing brace.
+    the newlines before it. An own block that the template could not write next in the same turn (a second
+    @PHARMACIST, a @THOUGHT after the answer) starts the next turn and is cut the same way. After a
+    "@TOOL_CALL" line, the first top-level JSON object is tracked (strings and backslash escapes included)
+    and the cut lands right after its closing brace.
     """
 
     def __init__(self) -> None:
@@ -52,6 +60,7 @@ class StopDetector:
         self._line_start = 0  # index in text where the current line starts
         self._line = ""  # the current line's first _MAX_MARKER_LINE characters
         self._line_open = True  # the current line could still become a foreign marker
+        self._last_own = -1  # _OWN_ORDER rank of the last own block header seen
         self._json_armed = False  # a @TOOL_CALL line ended; waiting for its "{"
         self._depth = 0
         self._in_string = False
@@ -117,6 +126,12 @@ class StopDetector:
             kind = _marker_kind(self._line)
             if kind == "foreign":
                 return Stop("foreign_block", self._before_line())
+            if kind == "own":
+                (marker,) = [m for m in OWN_MARKERS if m.startswith(self._line) or self._line.startswith(m)]
+                rank = _OWN_ORDER[marker]
+                if rank < self._last_own or (rank == self._last_own and marker not in _REPEATABLE):
+                    return Stop("next_turn", self._before_line())
+                self._last_own = rank
             self._line_open = kind == "maybe"
         return None
 
@@ -166,7 +181,7 @@ class GenerationResult:
     """One agent step's output and where its time went."""
 
     text: str  # generated text, cut at the stop (a tool call ends exactly at its closing "}")
-    stop_reason: str  # "eos" | "max_new_tokens" | "tool_call" | "foreign_block"
+    stop_reason: str  # "eos" | "max_new_tokens" | "tool_call" | "foreign_block" | "next_turn"
     token_ids: list[int]  # every token sampled this step, an EOS that ended it included
     prompt_tokens: int  # tokens in this step's prompt
     cached_tokens: int  # prompt tokens reused from the KV cache

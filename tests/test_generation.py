@@ -133,6 +133,24 @@ def test_no_foreign_stop(text: str):
     assert detect(text) is None
 
 
+@pytest.mark.parametrize(
+    "head, tail",
+    [
+        ("@PHARMACIST\nParol ağrı kesicidir.", "\n\n@PHARMACIST\nParol ağrı kesicidir."),  # the run-on answer
+        ("@PHARMACIST\nTamam.", "\n\n@THOUGHT\nhmm"),  # reasoning comes before the answer, never after
+        ("@THOUGHT\na\n\n@PHARMACIST\nb", "\n@THOUGHT\n"),
+        ("@THOUGHT\na", "\n\n@THOUGHT\nb"),
+    ],
+)
+def test_next_turn_cut(head: str, tail: str):
+    assert detect(head + tail) == Stop("next_turn", len(head))
+    assert detect(head, *tail) == Stop("next_turn", len(head))  # fed a character at a time
+
+
+def test_answer_then_tool_call_is_one_turn():
+    assert detect("@PHARMACIST\nBakıyorum.\n\n@TOOL_CALL\n") is None
+
+
 def test_marker_split_across_chunks():
     answer = "@PHARMACIST\nTamam."
     assert detect(answer + "\n", "\n@", "P", "ATI", "ENT\n") == Stop("foreign_block", len(answer))
@@ -160,10 +178,18 @@ def test_safe_len_holds_back_a_forming_marker():
     detector = StopDetector()
     detector.feed("@PHARMACIST\nMerhaba\n\n")
     assert detector.safe_len == len("@PHARMACIST\nMerhaba")  # the blank line may precede a foreign block
-    detector.feed("@P")
-    assert detector.safe_len == len("@PHARMACIST\nMerhaba")
-    detector.feed("H")  # @PH: the model's own @PHARMACIST
+    detector.feed("@TO")
+    assert detector.safe_len == len("@PHARMACIST\nMerhaba")  # @TOOL_CALL or @TOOL_RESPONSE / @TOOLS
+    detector.feed("OL_C")  # @TOOL_C: the model's own @TOOL_CALL
     assert detector.safe_len == len(detector.text)
+
+
+def test_safe_len_never_shows_the_next_turn():
+    detector = StopDetector()
+    detector.feed("@PHARMACIST\nMerhaba\n\n@P")
+    assert detector.safe_len == len("@PHARMACIST\nMerhaba")
+    assert detector.feed("H") == Stop("next_turn", len("@PHARMACIST\nMerhaba"))
+    assert detector.safe_len == len("@PHARMACIST\nMerhaba")
 
 
 # --- IncrementalDecoder ---------------------------------------------------------------------------------------

@@ -40,7 +40,7 @@ from agent.ppsf import REPO_ROOT, load_tokenizer
 
 STARTUP_TIMEOUT = 180.0  # loading 135M parameters takes ~5-10 s; a busy 2-core CI machine gets headroom
 REPO_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja")
-STOP_REASONS = {"eos", "max_new_tokens", "tool_call", "foreign_block"}
+STOP_REASONS = {"eos", "max_new_tokens", "tool_call", "foreign_block", "next_turn"}
 
 CALL = '@TOOL_CALL\n{\n  "name": "search_drug",\n  "arguments": {"drug": "Parol"}\n}'
 SEARCH_DRUG_SCHEMA = {

@@ -86,8 +86,9 @@ def test_every_tool_and_every_kind_of_turn_appears(conversations, cases):
     assert any(json.loads(m["content"]).get("error") for m in messages if m["role"] == "tool")  # tool errors
     assert any(json.loads(m["content"]).get("refer_to_doctor") for m in messages if m["role"] == "tool")
     assert any(json.loads(m["content"]).get("cap_applied") for m in messages if m["role"] == "tool")
-    for conv in conversations:  # several exchanges share one tools block
-        assert 3 <= sum(m["role"] == "user" for m in conv["messages"]) <= 6
+    for conv in conversations:  # several exchanges share one tools block; the patient's next message ends it
+        assert conv["messages"][-1]["role"] == "user"
+        assert 3 <= sum(m["role"] == "user" for m in conv["messages"][:-1]) <= 6
 
 
 def test_conversations_have_the_agents_exact_shape(conversations):
@@ -279,7 +280,7 @@ def test_training_script_saves_a_lora_adapter(tiny_adapter):
     assert info["steps"] == 2 and info["conversations"] == 3 and info["loss_tokens"] < info["tokens"]
 
 
-def test_trl_tokenizes_exactly_like_the_template_and_masks_labels(tiny_model_dir, tiny_adapter):
+def test_trl_trains_on_the_template_tokens_with_the_turn_stop_mask(tiny_model_dir, tiny_adapter):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     _, data = tiny_adapter
@@ -290,10 +291,66 @@ def test_trl_tokenizes_exactly_like_the_template_and_masks_labels(tiny_model_dir
     args = train_lora.parse_args(["--max-steps", "1", "--device", "cpu", "--work-dir", str(data.parent / "w")])
     trainer = train_lora.build_trainer(model, tok, rows, args)
     for row, example in zip(rows, trainer.train_dataset, strict=True):
-        ref = train_lora.tokenize_like_trl(tok, row)
+        ref = train_lora.template_mask(tok, row)
         assert example["input_ids"] == ref["input_ids"]
-        expected = [t if bit else -100 for t, bit in zip(ref["input_ids"], ref["assistant_masks"], strict=True)]
-        assert example["labels"] == expected
+        mask = train_lora.with_turn_stops(tok, ref["input_ids"], ref["assistant_masks"])
+        assert sum(mask) > sum(ref["assistant_masks"])
+        assert example["labels"] == [t if bit else -100 for t, bit in zip(ref["input_ids"], mask, strict=True)]
+
+
+def test_every_turn_is_trained_to_stop_at_the_next_blocks_marker(conversations):
+    train_tok = ppsf.load_tokenizer()
+    train_tok.chat_template = train_lora.train_template()
+    for conv in conversations[:6]:
+        assert conv["messages"][-1]["role"] == "user"  # the last answer has a following marker too
+        ref = train_lora.template_mask(train_tok, conv)
+        example = train_lora.tokenize(train_tok, conv)
+        spans, _ = masked_spans(example["input_ids"], example["assistant_masks"], train_tok)
+        plain, _ = masked_spans(ref["input_ids"], ref["assistant_masks"], train_tok)
+        assert len(spans) == len(plain) == sum(m["role"] == "assistant" for m in conv["messages"])
+        for span, turn in zip(spans, plain, strict=True):
+            assert span.startswith(turn)
+            assert span[len(turn) :] in ppsf.FOREIGN_MARKERS  # exactly the marker: no attributes, no newline
+            if "@TOOL_CALL" in turn:
+                assert span.endswith("@TOOL_RESPONSE")
+
+
+def test_turn_stops_only_extend_over_a_whole_foreign_marker(repo_tokenizer):
+    tok = repo_tokenizer
+
+    def extended(text_in: str, text_after: str) -> str:
+        a, b = tok(text_in)["input_ids"], tok(text_after)["input_ids"]
+        mask = train_lora.with_turn_stops(tok, a + b, [1] * len(a) + [0] * len(b))
+        return tok.decode([t for t, bit in zip(a + b, mask, strict=True) if bit])[len(text_in) :]
+
+    assert extended("@PHARMACIST\nTamam.\n\n", "@PATIENT\nSağ ol\n\n") == "@PATIENT"
+    assert extended("@PHARMACIST\nTamam.\n\n", "@PHARMACIST\nTekrar\n\n") == ""  # own marker: not a stop
+    assert extended("@PHARMACIST\nTamam.\n\n", "@PATIENTS are fine") == ""  # not the marker word
+    assert extended("@PHARMACIST\nTamam.\n\n", "") == ""  # nothing follows: nothing to add
+
+
+def test_loss_positions_trainer_gives_trls_loss(tiny_model_dir, tiny_adapter):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    _, data = tiny_adapter
+    rows = train_lora.read_conversations(data)
+    tok = AutoTokenizer.from_pretrained(tiny_model_dir)
+    tok.chat_template = train_lora.train_template()
+    losses = []
+    for fast in ("--fast-loss", "--no-fast-loss"):
+        model = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
+        argv = ["--max-steps", "1", "--device", "cpu", "--dropout", "0", "--no-bf16", fast]
+        args = train_lora.parse_args([*argv, "--work-dir", str(data.parent / "w2")])
+        trainer = train_lora.build_trainer(model, tok, rows, args)
+        batch = trainer._prepare_inputs(next(iter(trainer.get_train_dataloader())))
+        trainer.model.train()
+        loss = trainer.compute_loss(trainer.model, dict(batch))
+        loss.backward()
+        grads = torch.cat([p.grad.flatten() for p in trainer.model.parameters() if p.grad is not None])
+        losses.append((loss.item(), grads))
+    (fast_loss, fast_grads), (trl_loss, trl_grads) = losses
+    assert fast_loss == pytest.approx(trl_loss, rel=1e-4)
+    assert torch.allclose(fast_grads, trl_grads, rtol=1e-3, atol=1e-6)
 
 
 # ---------------------------------------------------------------- the adapter in agent.models and the CLI

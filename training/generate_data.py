@@ -1148,7 +1148,7 @@ def tools_block() -> list[dict]:
 
 
 def conversation(gen: Generator, rng: random.Random) -> dict:
-    """System prompt + 3-5 exchanges (one language per conversation, as patients rarely switch)."""
+    """System prompt, 3-6 exchanges and the patient's next message (one language, as patients rarely switch)."""
     lang = "tr" if rng.random() < 0.55 else "en"
     n = rng.choice([3, 4, 4, 5])
     start = len(gen.templates)
@@ -1160,6 +1160,8 @@ def conversation(gen: Generator, rng: random.Random) -> dict:
     messages = [{"role": "system", "content": DEFAULT_SYSTEM_PROMPT}]
     for ex in exchanges:
         messages += ex.messages()
+    # The patient speaks next: the last answer is followed by a @PATIENT marker, its turn's stop in the loss.
+    messages.append(gen.draw(lang).user)
     return {
         "messages": messages,
         "tools": tools_block(),
