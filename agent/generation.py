@@ -54,13 +54,15 @@ class StopDetector:
     and the cut lands right after its closing brace.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, prompt: str = "") -> None:
+        """prompt: the text the generated text continues; a last line that opens an own block (the
+        generation prompt's "@PHARMACIST") counts as that block, so a second one is the next turn."""
         self.text = ""
         self.stop: Stop | None = None
         self._line_start = 0  # index in text where the current line starts
         self._line = ""  # the current line's first _MAX_MARKER_LINE characters
         self._line_open = True  # the current line could still become a foreign marker
-        self._last_own = -1  # _OWN_ORDER rank of the last own block header seen
+        self._last_own = _OWN_ORDER.get(prompt.rsplit("\n", 1)[-1].rstrip(), -1)  # rank of the last own header
         self._json_armed = False  # a @TOOL_CALL line ended; waiting for its "{"
         self._depth = 0
         self._in_string = False
@@ -304,7 +306,7 @@ class CachedGenerator:
             raise ValueError("The prompt is empty: there is nothing to continue")
         cached = self._reuse(ids)
         logits = self._forward(ids[cached:])
-        decoder, detector = IncrementalDecoder(self.tokenizer), StopDetector()
+        decoder, detector = IncrementalDecoder(self.tokenizer), StopDetector(prompt)
         boundaries = [(0, 0)]  # (ids committed, text length) after each piece: maps a cut back to ids
         generated: list[int] = []
         streamed, stop, reason, t_first = 0, None, "max_new_tokens", 0.0

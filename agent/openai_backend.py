@@ -163,7 +163,7 @@ class OpenAIGenerator:
             params["extra_body"] = self.extra_body
         t0 = time.perf_counter()
         stream = self._request(lambda: self.client.completions.create(**params))
-        detector, streamed = StopDetector(), 0
+        detector, streamed = StopDetector(prompt), 0
         finish, usage, t_first = None, None, 0.0
 
         def read() -> None:

@@ -147,6 +147,14 @@ def test_next_turn_cut(head: str, tail: str):
     assert detect(head, *tail) == Stop("next_turn", len(head))  # fed a character at a time
 
 
+def test_generation_prompt_counts_as_the_answer_block():
+    prompt = "@PATIENT\nParol nedir?\n\n@PHARMACIST"  # add_generation_prompt=True (the agent's final answer)
+    detector = StopDetector(prompt)
+    answer = "\nParol bir ağrı kesicidir."
+    assert detector.feed(answer + "\n\n@PHARMACIST\nParol") == Stop("next_turn", len(answer))
+    assert StopDetector("@PATIENT\nParol nedir?\n\n").feed("@PHARMACIST\nParol\n\n@TOOL_CALL\n") is None
+
+
 def test_answer_then_tool_call_is_one_turn():
     assert detect("@PHARMACIST\nBakıyorum.\n\n@TOOL_CALL\n") is None
 

@@ -75,7 +75,9 @@ def with_turn_stops(tokenizer, input_ids: list[int], mask: list[int]) -> list[in
             if not any(m.startswith(text) for m in FOREIGN_MARKERS):
                 break
             if text in FOREIGN_MARKERS:
-                out[i + 1 : j + 1] = [1] * (j - i)
+                after = tokenizer.decode(input_ids[i + 1 : j + 2])[len(text) :]
+                if after[:1] in ("", " ", "\n"):  # the whole marker word, not "@PATIENTX"
+                    out[i + 1 : j + 1] = [1] * (j - i)
                 break
             j += 1
         i = j + 1
@@ -141,7 +143,8 @@ def loss_positions_trainer():
                 logits.flatten(0, 1), target.flatten(), ignore_index=-100, reduction="sum"
             )
             valid = target != -100
-            loss = loss / (valid.sum() if num_items_in_batch is None else num_items_in_batch).clamp(min=1)
+            num_tokens = valid.sum() if num_items_in_batch is None else num_items_in_batch
+            loss = loss / torch.as_tensor(num_tokens, device=loss.device).clamp(min=1)
             if self.args.average_tokens_across_devices and num_items_in_batch is not None:
                 loss = loss * self.accelerator.num_processes
             with torch.no_grad():
@@ -308,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
         "base_model": BASE_MODEL_ID if args.model is None else args.model,
         "data": str(args.data.relative_to(ROOT) if args.data.is_relative_to(ROOT) else args.data),
         "conversations": len(rows),
-        "conversations_seen": trainer.state.global_step * args.batch_size * args.grad_accum,
+        "conversations_seen": round((trainer.state.epoch or 0.0) * len(rows)),
         "tokens": n_tokens,
         "loss_tokens": n_loss,
         "steps": trainer.state.global_step,
