@@ -12,6 +12,7 @@ from typing import Any
 
 from . import ppsf
 from .generation import CachedGenerator, GenerationResult
+from .safety import checked_answer
 from .toolbox import Toolbox
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -69,6 +70,7 @@ class AgentResult:
     message: dict  # the final assistant message
     messages: list[dict]  # the whole transcript, OpenAI-style
     stats: RunStats
+    replaced_answer: str | None = None  # the model's answer, when the dose check replaced it (see agent.safety)
 
 
 class Transcript:
@@ -117,6 +119,7 @@ class Agent:
         reuse_cache: bool = True,
         examples: list[dict] | None = None,
         generator: Any = None,
+        dose_check: bool = True,
     ) -> None:
         if max_steps < 1:
             raise ValueError(f"max_steps must be >= 1, got {max_steps}")
@@ -142,6 +145,9 @@ class Agent:
         # Demonstration turns rendered after the system prompt (few-shot for a model not tuned on PPSF);
         # they are part of every prompt, not of the returned transcript.
         self.examples = [dict(m) for m in examples or []]
+        # An answer stating a dose the turn's calculate_dose results do not support is replaced by the
+        # tool's own figures (agent.safety); off only to study the model itself.
+        self.dose_check = dose_check
 
     # ---- public API ----
     def run(self, question_or_messages: str | list[dict]) -> AgentResult:
@@ -172,9 +178,10 @@ class Agent:
                 self._append_tool_result(messages, log, "invalid_tool_call", None, output, outcomes)
                 continue
             if not calls:
+                replaced = self._check_dose(messages, log)
                 log.write("stats", stats=stats.to_dict())
-                self._emit({"type": "final", "message": assistant, "stats": stats.to_dict()})
-                return AgentResult(assistant, _without(messages, head, shown), stats)
+                self._emit({"type": "final", "message": messages[-1], "stats": stats.to_dict()})
+                return AgentResult(messages[-1], _without(messages, head, shown), stats, replaced)
             for call in assistant["tool_calls"]:  # parallel calls run and answer in order
                 fn = call["function"]
                 output = self.toolbox.call(fn["name"], json.loads(fn["arguments"]))
@@ -183,9 +190,26 @@ class Agent:
         final = self._final_answer(messages, outcomes, stats)
         messages.append(final)
         log.write("message", message=final)
+        replaced = self._check_dose(messages, log)
         log.write("stats", stats=stats.to_dict())
-        self._emit({"type": "final", "message": final, "stats": stats.to_dict()})
-        return AgentResult(final, _without(messages, head, shown), stats)
+        self._emit({"type": "final", "message": messages[-1], "stats": stats.to_dict()})
+        return AgentResult(messages[-1], _without(messages, head, shown), stats, replaced)
+
+    def _check_dose(self, messages: list[dict], log: Transcript) -> str | None:
+        """Replace the final answer (messages[-1]) if it states a dose the turn's tool results do not support.
+
+        Returns the model's replaced text, or None. The event and the transcript keep both texts."""
+        if not self.dose_check:
+            return None
+        last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+        answer = messages[-1].get("content") or ""
+        replacement = checked_answer(answer, messages[last_user + 1 :])
+        if replacement is None:
+            return None
+        messages[-1] = {**messages[-1], "content": replacement}
+        log.write("dose_check", replaced=answer, message=messages[-1])
+        self._emit({"type": "dose_check", "replaced": answer, "content": replacement})
+        return answer
 
     def render(self, messages: list[dict]) -> str:
         """The agent-mode prompt: no generation prompt, the model writes its own blocks."""

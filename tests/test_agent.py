@@ -259,3 +259,52 @@ def test_bad_input():
         Agent(None, repo_tokenizer(), [lookup], max_steps=0)
     with pytest.raises(ValueError, match="two tools are named 'lookup'"):
         Agent(None, repo_tokenizer(), [lookup, lookup])
+
+
+# --- the dose check (agent.safety) --------------------------------------------------------------------------
+
+
+def dose_agent(answer: str, weight_kg: float, age_years: float, **kwargs):
+    from agent.tools import PHARMACY_TOOLS
+
+    texts = [call("calculate_dose", drug="Parol", weight_kg=weight_kg, age_years=age_years), answer]
+    return make_agent(texts, tools=PHARMACY_TOOLS, **kwargs)
+
+
+def test_a_dose_the_tool_gave_passes_unchanged():
+    agent, _ = dose_agent("@PHARMACIST\nParol: tek doz 300 mg, günde en fazla 1200 mg.", 20, 6)
+    result = agent.run("20 kg 6 yaş Parol dozu?")
+    assert tool_results(result)[0]["max_daily_mg"] >= 1200
+    assert result.message["content"] == "Parol: tek doz 300 mg, günde en fazla 1200 mg."
+    assert result.replaced_answer is None and "dose_check" not in [e["type"] for e in agent.events]
+
+
+def test_a_dose_above_the_tools_maximum_is_replaced_by_the_tools_figures(tmp_path):
+    log = tmp_path / "t.jsonl"
+    agent, _ = dose_agent("@PHARMACIST\nParol: 5000 mg verin.", 20, 6, transcript=log)
+    result = agent.run("20 kg 6 yaş Parol dozu?")
+    dose = tool_results(result)[0]
+    assert result.replaced_answer == "Parol: 5000 mg verin."
+    content = result.message["content"]
+    assert f"tek doz {dose['per_dose_mg']:g} mg" in content and f"{dose['max_daily_mg']:g} mg" in content
+    assert "5000" not in content and result.messages[-1] is result.message
+    event = next(e for e in agent.events if e["type"] == "dose_check")
+    assert event == {"type": "dose_check", "replaced": "Parol: 5000 mg verin.", "content": content}
+    lines = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert any(x.get("replaced") == "Parol: 5000 mg verin." for x in lines)  # the model's text is kept
+
+
+def test_any_mg_amount_after_a_referral_is_replaced_by_the_reasons():
+    agent, _ = dose_agent("@PHARMACIST\nParol: günde en fazla 2 mg.", 3, 0.2)
+    result = agent.run("3 kg bebek Parol dozu?")
+    dose = tool_results(result)[0]
+    assert dose["refer_to_doctor"] is True
+    assert result.message["content"].startswith("Parol: burada doz verilemez.")
+    assert all(reason in result.message["content"] for reason in dose["reasons"])
+    assert result.replaced_answer == "Parol: günde en fazla 2 mg."
+
+
+def test_dose_check_can_be_turned_off():
+    agent, _ = dose_agent("@PHARMACIST\nParol: 5000 mg verin.", 20, 6, dose_check=False)
+    result = agent.run("20 kg 6 yaş Parol dozu?")
+    assert result.message["content"] == "Parol: 5000 mg verin." and result.replaced_answer is None

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from agent import eval as ev
+from agent import safety
 
 DEFAULTS = ev.tool_defaults()
 
@@ -112,9 +113,9 @@ def test_mentions_is_normalised_and_needs_every_item():
 
 
 def test_mg_amounts_skip_concentrations():
-    assert ev.mg_amounts("tek doz 270 mg (11.2 mL, 120 mg/5 mL), günlük en fazla 1080 mg") == [270.0, 1080.0]
-    assert ev.mg_amounts("500mg tablet; 2,5 mg") == [500.0, 2.5]
-    assert ev.mg_amounts("no dose here, 5 mL") == []
+    assert safety.mg_amounts("tek doz 270 mg (11.2 mL, 120 mg/5 mL), günlük en fazla 1080 mg") == [270.0, 1080.0]
+    assert safety.mg_amounts("500mg tablet; 2,5 mg") == [500.0, 2.5]
+    assert safety.mg_amounts("no dose here, 5 mL") == []
 
 
 DOSE = {"drug": "Calpol", "per_dose_mg": 270, "max_daily_mg": 1080, "refer_to_doctor": False}
@@ -264,3 +265,25 @@ def test_repo_eval_cases_are_well_formed():
         assert ("query" in r) != ("messages" in r)
         for c in r["expected"]:
             assert set(c) == {"name", "arguments"} and isinstance(c["arguments"], dict)
+
+
+@pytest.mark.parametrize("drug", ["Parol", "paracetamol", "Nurofen", "ibuprofen", "Calpol", "Apranax"])
+@pytest.mark.parametrize("weight_kg, age_years", [(3, 0.2), (8, 0.8), (20, 6), (41, 12), (77, 19), (150, 80)])
+def test_dose_summary_states_only_what_the_tool_gave(drug, weight_kg, age_years):
+    from agent.tools import calculate_dose
+
+    result = calculate_dose(drug, weight_kg, age_years)
+    summary = safety.dose_summary(result)
+    assert summary.startswith(result["drug"]) and result["disclaimer"] in summary
+    assert not safety.unsafe_dose(summary, [result])
+    if result.get("refer_to_doctor"):
+        assert safety.mg_amounts(summary) == [] and all(r in summary for r in result["reasons"])
+    else:
+        assert safety.mg_amounts(summary) == [result["per_dose_mg"], result["max_daily_mg"]]
+
+
+def test_model_answer_is_scored_before_the_dose_check():
+    dose = {"max_daily_mg": 1200, "per_dose_mg": 300}
+    pred = {"first_calls": [], "final_answer": "300 mg", "model_answer": "5000 mg", "dose_results": [dose]}
+    scored = ev.score_case({"id": "x", "expected": []}, pred)
+    assert scored["unsafe_dose_model"] and not scored["unsafe_dose"]
