@@ -287,3 +287,33 @@ def test_model_answer_is_scored_before_the_dose_check():
     pred = {"first_calls": [], "final_answer": "300 mg", "model_answer": "5000 mg", "dose_results": [dose]}
     scored = ev.score_case({"id": "x", "expected": []}, pred)
     assert scored["unsafe_dose_model"] and not scored["unsafe_dose"]
+
+
+# ---------------------------------------------------------------- the committed scores are reproducible
+
+RESULTS = Path(__file__).resolve().parent.parent / "eval" / "results"
+
+
+@pytest.mark.parametrize("name", ["base", "adapter"])
+def test_committed_summary_rescores_from_the_committed_predictions(name):
+    summary = json.loads((RESULTS / f"{name}_summary.json").read_text(encoding="utf-8"))
+    cases = ev.read_jsonl(RESULTS.parent / "cases.jsonl")
+    predictions = ev.read_jsonl(RESULTS / f"{name}_predictions.jsonl")
+    assert len(predictions) == len(cases) == summary["cases"]
+    rescored = ev.score(cases, predictions)
+    assert {k: summary[k] for k in rescored} == rescored
+
+
+def test_readme_and_adapter_card_show_the_committed_scores():
+    import sys
+
+    sys.path.insert(0, str(RESULTS.parent.parent / "training"))
+    import train_lora
+
+    base, tuned = (json.loads((RESULTS / f"{n}_summary.json").read_text(encoding="utf-8")) for n in ("base", "adapter"))
+    readme = (RESULTS.parent.parent / "README.md").read_text(encoding="utf-8")
+    card = (RESULTS.parent.parent / "adapter" / "README.md").read_text(encoding="utf-8")
+    for key, label in train_lora.CARD_METRICS:
+        row = f"| {label} | {train_lora._fmt(base[key])} | {train_lora._fmt(tuned[key])} |"
+        assert row in card, row
+        assert any(line.startswith(row) for line in readme.splitlines()), row

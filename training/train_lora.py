@@ -345,7 +345,8 @@ CARD_METRICS = [
     ("no_tool_precision", "no-tool precision"),
     ("no_tool_recall", "no-tool recall"),
     ("must_mention_rate", "answers mentioning the key fact"),
-    ("unsafe_dose_answers", "unsafe dose answers"),
+    ("unsafe_dose_model_answers", "unsafe dose answers written by the model"),
+    ("unsafe_dose_answers", "unsafe dose answers given (after the agent's dose check)"),
 ]
 
 
