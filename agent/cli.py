@@ -97,13 +97,12 @@ class Printer:
             args = json.dumps(event["arguments"], ensure_ascii=False)
             print(f"\n→ {event['name']}({args})", file=sys.stderr, flush=True)
             self.field, self.content = None, ""
-        elif kind == "dose_check":
+        elif kind == "dose_check":  # the final answer (printed next) is the tool's figures
             print(
                 "\n[dose check] the answer stated a dose the dose tool did not give; the tool's figures instead:",
                 file=sys.stderr,
                 flush=True,
             )
-            print(event["content"], flush=True)
         elif kind == "tool_result":
             text = json.dumps(event["result"], ensure_ascii=False)
             print(f"← {event['name']}: {text[:240]}{'…' if len(text) > 240 else ''}", file=sys.stderr, flush=True)

@@ -308,3 +308,14 @@ def test_dose_check_can_be_turned_off():
     agent, _ = dose_agent("@PHARMACIST\nParol: 5000 mg verin.", 20, 6, dose_check=False)
     result = agent.run("20 kg 6 yaş Parol dozu?")
     assert result.message["content"] == "Parol: 5000 mg verin." and result.replaced_answer is None
+
+
+def test_cli_printer_announces_a_dose_check_and_leaves_the_answer_to_the_final_print(capsys):
+    from agent.cli import Printer
+
+    printer = Printer(stream=True)
+    printer({"type": "text", "field": "content", "text": "Parol: 5000 mg verin."})
+    printer({"type": "dose_check", "replaced": "Parol: 5000 mg verin.", "content": "Parol: tek doz 300 mg."})
+    out = capsys.readouterr()
+    assert "[dose check]" in out.err and "tek doz 300 mg" not in out.out
+    assert printer.content.strip() != "Parol: tek doz 300 mg."  # so the CLI prints the final answer after it
