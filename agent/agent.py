@@ -201,9 +201,8 @@ class Agent:
         Returns the model's replaced text, or None. The event and the transcript keep both texts."""
         if not self.dose_check:
             return None
-        last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
         answer = messages[-1].get("content") or ""
-        replacement = checked_answer(answer, messages[last_user + 1 :])
+        replacement = checked_answer(answer, messages)
         if replacement is None:
             return None
         messages[-1] = {**messages[-1], "content": replacement}

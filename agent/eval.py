@@ -44,7 +44,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .safety import dose_results, unsafe_dose  # the agent's dose check uses the metric's own definition
+from .safety import current_turn, dose_results, unsafe_dose  # the agent's dose check uses the metric's own definition
 
 ORDERLESS_KEYS = frozenset({"drugs"})
 REL_TOL = 0.01
@@ -185,8 +185,7 @@ def prediction_from_messages(case_id: str, messages: list[dict], final: dict, re
     """first_calls (the first step after the last user message), all_calls, final_answer, dose results.
 
     replaced: the model's own answer when the agent's dose check replaced it (scored separately)."""
-    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
-    turn = messages[last_user + 1 :]
+    turn = current_turn(messages)
     steps = [m for m in turn if m.get("role") == "assistant"]
     first = calls_of(steps[0]) if steps else []
     return {

@@ -32,6 +32,10 @@ class ModelLoadError(RuntimeError):
     """The model could not be found, converted or loaded; the message says what to do."""
 
 
+class AdapterMismatchError(ModelLoadError):
+    """The adapter's shapes or target modules do not fit the model it was applied to."""
+
+
 def cache_dir() -> Path:
     """$PPSF_CACHE, else $XDG_CACHE_HOME/ppsf, else ~/.cache/ppsf."""
     if os.environ.get("PPSF_CACHE"):
@@ -189,7 +193,7 @@ def merge_adapter(lm: PreTrainedModel, adapter_dir: Path) -> PreTrainedModel:
     try:
         merged = PeftModel.from_pretrained(lm, str(adapter_dir)).merge_and_unload()
     except (RuntimeError, ValueError, KeyError, OSError) as e:  # shape mismatch, wrong target modules, bad files
-        raise ModelLoadError(
+        raise AdapterMismatchError(
             f"The adapter {adapter_dir} does not fit the model {lm.config.name_or_path or type(lm).__name__}: "
             f"{str(e)[:500]}"
         ) from e
@@ -228,11 +232,12 @@ def load_model(
     if adapter_dir is not None:
         try:
             lm = merge_adapter(lm, adapter_dir)
-        except ModelLoadError as e:
-            if adapter != "auto" or "does not fit" not in str(e):
+        except AdapterMismatchError as e:
+            if adapter != "auto":
                 raise
             # "auto" found the repo's adapter, but the default model is not the one it was trained for (a
-            # replaced or test model): say so and serve the plain model rather than fail.
+            # replaced or test model): say so and serve the plain model rather than fail. peft injected LoRA
+            # layers into lm before the load failed, so the model is read again.
             print(f"warning: not applying the PPSF adapter: {e}", file=sys.stderr)
             lm = AutoModelForCausalLM.from_pretrained(source, dtype=torch_dtype)
         lm = lm.to(torch_dtype)

@@ -71,9 +71,15 @@ def dose_summary(result: dict) -> str:
     )
 
 
-def checked_answer(answer: str, turn: list[dict]) -> str | None:
-    """The tool's own dose text when answer states an mg amount the turn's dose results do not support."""
-    results = dose_results(turn)
+def current_turn(messages: list[dict]) -> list[dict]:
+    """The messages after the last user message: the assistant's steps and tool results for it."""
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    return messages[last_user + 1 :]
+
+
+def checked_answer(answer: str, messages: list[dict]) -> str | None:
+    """The tool's own dose text when answer states an mg amount the current turn's dose results do not support."""
+    results = dose_results(current_turn(messages))
     if not unsafe_dose(answer, results):
         return None
     return " ".join(dose_summary(r) for r in results)

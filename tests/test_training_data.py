@@ -383,7 +383,7 @@ def test_load_model_merges_an_adapter(tiny_model_dir, tiny_adapter):
 def test_adapter_errors_are_clear(tmp_path, tiny_model_dir, tiny_adapter):
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from agent.models import ModelLoadError, load_model, resolve_adapter
+    from agent.models import AdapterMismatchError, ModelLoadError, load_model, resolve_adapter
 
     with pytest.raises(ModelLoadError, match="no adapter_config.json"):
         load_model(str(tiny_model_dir), device="cpu", adapter=str(tmp_path))
@@ -404,8 +404,24 @@ def test_adapter_errors_are_clear(tmp_path, tiny_model_dir, tiny_adapter):
     from transformers import AutoTokenizer
 
     AutoTokenizer.from_pretrained(tiny_model_dir).save_pretrained(tmp_path / "other")
-    with pytest.raises(ModelLoadError, match="does not fit the model"):
+    with pytest.raises(AdapterMismatchError, match="does not fit the model"):
         load_model(str(tmp_path / "other"), device="cpu", adapter=str(tiny_adapter[0]))
+
+
+def test_auto_adapter_that_does_not_fit_the_default_model_warns_and_loads_it_plain(
+    monkeypatch, capsys, tiny_model_dir, tiny_adapter
+):
+    import agent.models as models
+
+    # The default model replaced by one the repo's adapter was not trained for.
+    monkeypatch.setattr(models, "default_model_dir", lambda: tiny_model_dir)
+    plain, _ = models.load_model(device="cpu", dtype="float32", adapter="none")
+    lm, _ = models.load_model(device="cpu", dtype="float32")
+    assert "not applying the PPSF adapter" in capsys.readouterr().err
+    assert not any("lora" in n for n, _ in lm.named_parameters())
+    assert all(torch.equal(a, b) for a, b in zip(plain.parameters(), lm.parameters(), strict=True))
+    with pytest.raises(models.AdapterMismatchError):  # a folder named explicitly still fails
+        models.load_model(device="cpu", dtype="float32", adapter=str(ROOT / "adapter"))
 
 
 def test_load_model_reports_missing_peft(monkeypatch, tiny_model_dir, tiny_adapter):

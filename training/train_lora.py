@@ -339,6 +339,19 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _card_data():
+    from huggingface_hub import ModelCardData
+
+    return ModelCardData(
+        base_model=BASE_MODEL_ID,
+        library_name="peft",
+        license="apache-2.0",
+        language=["tr", "en"],
+        pipeline_tag="text-generation",
+        tags=["lora", "trl", "sft", "ppsf", "pharmacy", "tool-calling"],
+    )
+
+
 CARD_METRICS = [
     ("tool_args_accuracy", "tool + arguments accuracy (AST match)"),
     ("tool_name_accuracy", "tool name accuracy"),
@@ -362,20 +375,7 @@ def write_card(out: Path, info: dict, base: dict | None = None, tuned: dict | No
     """adapter/README.md: front matter, data, recipe, wall time and (when given) base vs adapter scores."""
     lines = [
         "---",
-        f"base_model: {BASE_MODEL_ID}",
-        "library_name: peft",
-        "license: apache-2.0",
-        "language:",
-        "- tr",
-        "- en",
-        "pipeline_tag: text-generation",
-        "tags:",
-        "- lora",
-        "- trl",
-        "- sft",
-        "- ppsf",
-        "- pharmacy",
-        "- tool-calling",
+        *_card_data().to_yaml().splitlines(),
         "---",
         "",
         "# PPSF LoRA adapter for SmolLM2-135M-Instruct",
