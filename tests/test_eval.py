@@ -294,7 +294,7 @@ def test_model_answer_is_scored_before_the_dose_check():
 RESULTS = Path(__file__).resolve().parent.parent / "eval" / "results"
 
 
-@pytest.mark.parametrize("name", ["base", "adapter"])
+@pytest.mark.parametrize("name", ["base", "adapter", "extended"])
 def test_committed_summary_rescores_from_the_committed_predictions(name):
     summary = json.loads((RESULTS / f"{name}_summary.json").read_text(encoding="utf-8"))
     cases = ev.read_jsonl(RESULTS.parent / "cases.jsonl")
@@ -316,4 +316,10 @@ def test_readme_and_adapter_card_show_the_committed_scores():
     for key, label in train_lora.CARD_METRICS:
         row = f"| {label} | {train_lora._fmt(base[key])} | {train_lora._fmt(tuned[key])} |"
         assert row in card, row
+        assert any(line.startswith(row) for line in readme.splitlines()), row
+    # The README's third column: the extended-recipe experiment (not the default adapter).
+    extended = json.loads((RESULTS / "extended_summary.json").read_text(encoding="utf-8"))
+    for key, label in train_lora.CARD_METRICS:
+        cells = [train_lora._fmt(s[key]) for s in (base, tuned, extended)]
+        row = f"| {label} | {' | '.join(cells)} |"
         assert any(line.startswith(row) for line in readme.splitlines()), row

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import string
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -20,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "training"))
 
 import generate_data as gd  # noqa: E402
+import phrasings  # noqa: E402
 import train_lora  # noqa: E402
 
 TOOL_NAMES = {fn.__name__ for fn in PHARMACY_TOOLS}
@@ -33,6 +36,11 @@ def names():
 @pytest.fixture(scope="module")
 def conversations(names):
     return gd.train_conversations(60, seed=3, names=names)
+
+
+@pytest.fixture(scope="module")
+def extended_conversations(names):
+    return gd.train_conversations(60, seed=3, names=names, extended=True)
 
 
 @pytest.fixture(scope="module")
@@ -166,6 +174,55 @@ def test_held_out_split_is_disjoint_by_drug_and_template(names, conversations, c
         text = case.get("query") or case["messages"][-1]["content"]
         for train_name in ("Parol", "Majezik", "Nurofen", "Coumadin"):
             assert train_name.lower() not in text.lower()
+
+
+def _shape(template: str) -> str:
+    """A template without case, punctuation or spacing: what "the same phrasing" means for the split."""
+    return " ".join(re.sub(r"[^\w{}]+", " ", fold(template)).split())
+
+
+def test_training_only_phrasings_fit_their_intent_and_never_reach_evaluation():
+    report = gd.split_report()
+    assert not {_shape(t) for t in report["templates"]["train"]} & {_shape(t) for t in report["templates"]["eval"]}
+    fields = string.Formatter()
+    for intent, by_lang in phrasings.TRAIN_ONLY_TEMPLATES.items():
+        placeholders = {f for t in gd.TEMPLATES[intent]["en"] for _, f, _, _ in fields.parse(t) if f}
+        for lang, templates in by_lang.items():
+            assert len(set(templates)) == len(templates), (intent, lang)
+            for t in templates:
+                assert t not in gd.TEMPLATES[intent][lang]
+                assert {f for _, f, _, _ in fields.parse(t) if f} == placeholders, (intent, t)
+    for section, (tr, en) in phrasings.SECTION_SYNONYMS.items():
+        assert section in gd.SECTION_WORDS and tr + en and gd.SECTION_WORDS[section][0] not in tr
+
+
+def test_extended_recipe_adds_phrasings_and_leaves_the_default_data_alone(names, conversations, extended_conversations):
+    base = {t for by_lang in gd.TEMPLATES.values() for ts in by_lang.values() for t in ts}
+    extra = {t for by_lang in phrasings.TRAIN_ONLY_TEMPLATES.values() for ts in by_lang.values() for t in ts} - base
+    used = {t for conv in extended_conversations for t in conv["meta"]["templates"]}
+    assert used & extra and not {t for conv in conversations for t in conv["meta"]["templates"]} & extra
+    assert conversations == gd.train_conversations(60, seed=3, names=names, extended=False)
+    assert max(sum(m["role"] == "user" for m in c["messages"][:-1]) for c in extended_conversations) > 6
+    # Evaluation never draws from it, whatever the recipe.
+    gen = gd.Generator("eval", __import__("random").Random(0), names, extended=True)
+    assert not gen.extended
+
+
+def test_questions_carry_the_drug_names_the_calls_use(extended_conversations):
+    """Openers never alter the name: the call copies it from the question as typed (up to case: noisy_question
+    may lower the question's first letter, and with_opener lowers it after an opener)."""
+    openers = 0
+    for conv in extended_conversations:
+        question = ""
+        for m in conv["messages"]:
+            if m["role"] == "user":
+                question = m["content"]
+                openers += any(question.startswith(o) for o in phrasings.OPENERS[conv["meta"]["lang"]])
+            for c in m.get("tool_calls", []):
+                args = json.loads(c["function"]["arguments"])
+                for name in args.get("drugs", [args.get("drug")]):
+                    assert fold(name) in fold(question), (name, question)
+    assert openers > 20
 
 
 def test_eval_cases_file_is_generated_from_the_held_out_split(cases):

@@ -8,7 +8,7 @@ the key fact of that result (the usage, the active ingredient, the dose in mg, t
 Conversations have the agent's exact shape: ``DEFAULT_SYSTEM_PROMPT``, the tools block of ``PHARMACY_TOOLS``,
 tool calls ``{"id": "call_{step}_{i}", "type": "function", "function": {"name", "arguments": <JSON string>}}``
 and tool messages ``{"role": "tool", "name", "tool_call_id", "content": json.dumps(result)}``; several user
-turns (2-4 exchanges) share one conversation, so the ~800-token tools block is paid once per 2-4 examples.
+turns (3-6 exchanges) share one conversation, so the ~900-token tools block is paid once per 3-6 examples.
 
 Held out for evaluation: whole active ingredients (every brand and name of them) plus a few brands of the two
 dose-rule ingredients, AND, for every intent, some question templates. Training never sees an evaluation drug
@@ -34,6 +34,9 @@ from agent.agent import DEFAULT_SYSTEM_PROMPT  # noqa: E402
 from agent.drugdb import fold, load_db  # noqa: E402
 from agent.toolbox import tool_schema  # noqa: E402
 from agent.tools import PHARMACY_TOOLS  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "training"))
+from phrasings import OPENERS, SECTION_SYNONYMS, TRAIN_ONLY_TEMPLATES  # noqa: E402
 
 TOOLS_BY_NAME: dict[str, Callable[..., dict]] = {fn.__name__: fn for fn in PHARMACY_TOOLS}
 
@@ -611,9 +614,12 @@ def build_names() -> Names:
     return names
 
 
-def template_split(intent: str, lang: str, split: str) -> list[str]:
+def template_split(intent: str, lang: str, split: str, extended: bool = False) -> list[str]:
+    """The question templates of a split; ``extended`` adds the training-only ``phrasings`` (train split only)."""
     items = TEMPLATES[intent][lang]
-    return items[-EVAL_TEMPLATES:] if split == "eval" else items[:-EVAL_TEMPLATES]
+    if split == "eval":
+        return items[-EVAL_TEMPLATES:]
+    return items[:-EVAL_TEMPLATES] + (TRAIN_ONLY_TEMPLATES.get(intent, {}).get(lang, []) if extended else [])
 
 
 # ---------------------------------------------------------------- noise
@@ -643,6 +649,16 @@ def noisy_name(rng: random.Random, name: str, p_typo: float = 0.12) -> str:
         if a.status == "found" and a.target == b.target:
             out = typo
     return out
+
+
+NO_OPENER = frozenset({"greeting", "thanks", "reference"})
+
+
+def with_opener(opener: str, text: str, template: str) -> str:
+    """``opener`` + the question; its first letter lowered unless it is a drug name (copied as typed) or "I"."""
+    if template.startswith("{") or text.split(" ", 1)[0] in ("I", "I'm") or text.startswith("I'"):
+        return opener + text
+    return opener + text[:1].lower() + text[1:]
 
 
 def noisy_question(rng: random.Random, text: str) -> str:
@@ -877,14 +893,19 @@ THOUGHTS = {
 class Generator:
     """Draws exchanges for one split (train or eval) with its own drugs and templates."""
 
-    def __init__(self, split: str, rng: random.Random, names: Names) -> None:
+    def __init__(self, split: str, rng: random.Random, names: Names, extended: bool = False) -> None:
         self.split, self.rng, self.names = split, rng, names
+        # The "extended" recipe (training only): phrasings.py's templates, openers and section words, MIX_EXTENDED.
+        self.extended = extended and split == "train"
         self.templates: list[str] = []  # every question template used, in order (for the split checks)
 
     def q(self, intent: str, lang: str, **kw: Any) -> str:
-        template = self.rng.choice(template_split(intent, lang, self.split))
+        template = self.rng.choice(template_split(intent, lang, self.split, self.extended))
         self.templates.append(template)
-        return noisy_question(self.rng, template.format(**kw))
+        text = noisy_question(self.rng, template.format(**kw))
+        if self.extended and intent not in NO_OPENER and self.rng.random() < 0.3:
+            text = with_opener(self.rng.choice(OPENERS[lang]), text, template)
+        return text
 
     def drug(self, lang: str) -> tuple[str, str]:
         name = self.names.pick(self.rng, self.split, lang)
@@ -942,6 +963,8 @@ class Generator:
         _, typed = self.drug(lang)
         section = self.rng.choice(list(SECTION_WORDS))
         word = SECTION_WORDS[section][0 if lang == "tr" else 1]
+        if self.extended and self.rng.random() < 0.4:  # the label's other words for the section
+            word = self.rng.choice(SECTION_SYNONYMS[section][0 if lang == "tr" else 1])
         c = call("get_drug_info", drug=typed, section=section)
         text, mention = section_answer(c[2], lang, typed, section)
         return Exchange(
@@ -1125,6 +1148,26 @@ class Generator:
         ("refusal", 3),
         ("reference", 2),
     ]
+    # The extended recipe: more of the intents the committed adapter failed on.
+    MIX_EXTENDED: list[tuple[str, float]] = [
+        ("usage", 12),
+        ("ingredient", 5),
+        ("section", 14),
+        ("interaction", 12),
+        ("dose", 12),
+        ("high_risk_dose", 3),
+        ("alternatives", 10),
+        ("contraindication", 14),
+        ("two_usage", 6),
+        ("usage_then_interaction", 5),
+        ("unknown", 4),
+        ("ambiguous", 2),
+        ("greeting", 3),
+        ("thanks", 2),
+        ("offtopic", 4),
+        ("refusal", 5),
+        ("reference", 2),
+    ]
 
     def exchange(self, kind: str, lang: str) -> Exchange:
         if kind in ("greeting", "thanks", "offtopic", "refusal"):
@@ -1136,7 +1179,7 @@ class Generator:
         return getattr(self, kind)(lang)
 
     def draw(self, lang: str) -> Exchange:
-        kinds, weights = zip(*self.MIX, strict=True)
+        kinds, weights = zip(*(self.MIX_EXTENDED if self.extended else self.MIX), strict=True)
         return self.exchange(self.rng.choices(kinds, weights)[0], lang)
 
 
@@ -1148,9 +1191,10 @@ def tools_block() -> list[dict]:
 
 
 def conversation(gen: Generator, rng: random.Random) -> dict:
-    """System prompt, 3-6 exchanges and the patient's next message (one language, as patients rarely switch)."""
+    """System prompt, 3-6 exchanges (extended: 4-8) and the patient's next message (one language, as patients
+    rarely switch)."""
     lang = "tr" if rng.random() < 0.55 else "en"
-    n = rng.choice([3, 4, 4, 5])
+    n = rng.choice([4, 5, 6, 6, 7] if gen.extended else [3, 4, 4, 5])
     start = len(gen.templates)
     exchanges = [gen.draw(lang) for _ in range(n)]
     if rng.random() < 0.2:  # a greeting opens the chat, or thanks closes it
@@ -1216,9 +1260,9 @@ def eval_cases(seed: int, names: Names | None = None) -> list[dict]:
     return cases
 
 
-def train_conversations(n: int, seed: int, names: Names | None = None) -> list[dict]:
+def train_conversations(n: int, seed: int, names: Names | None = None, extended: bool = False) -> list[dict]:
     rng = random.Random(seed)
-    gen = Generator("train", rng, names or build_names())
+    gen = Generator("train", rng, names or build_names(), extended)
     return [conversation(gen, rng) for _ in range(n)]
 
 
@@ -1227,7 +1271,7 @@ def split_report(names: Names | None = None) -> dict:
     names = names or build_names()
     drugs = {s: {fold(n) for (sp, _), lst in names.by.items() if sp == s for n in lst} for s in ("train", "eval")}
     templates = {
-        s: {t for intent in TEMPLATES for lang in ("tr", "en") for t in template_split(intent, lang, s)}
+        s: {t for intent in TEMPLATES for lang in ("tr", "en") for t in template_split(intent, lang, s, extended=True)}
         for s in ("train", "eval")
     }
     return {"drugs": drugs, "templates": templates}
@@ -1242,13 +1286,18 @@ def write_jsonl(path: Path, rows: list[dict]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--train", type=int, default=600, help="training conversations (2-4 exchanges each)")
+    p.add_argument("--train", type=int, default=600, help="conversations (3-6 exchanges; 4-8 with --extended)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--extended",
+        action="store_true",
+        help="the extended recipe (training/phrasings.py, 4-8 exchanges); default: the committed adapter's data",
+    )
     p.add_argument("--out", type=Path, default=ROOT / "training" / "data" / "train.jsonl")
     p.add_argument("--eval-out", type=Path, default=ROOT / "eval" / "cases.jsonl")
     args = p.parse_args(argv)
     names = build_names()
-    train = train_conversations(args.train, args.seed, names)
+    train = train_conversations(args.train, args.seed, names, args.extended)
     cases = eval_cases(args.seed, names)
     write_jsonl(args.out, train)
     write_jsonl(args.eval_out, cases)

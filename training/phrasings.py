@@ -1,0 +1,357 @@
+"""Training-only phrasings: more ways to ask each intent, openers, and section synonyms.
+
+The held-out split is by template: ``generate_data.TEMPLATES`` keeps its last two templates of every intent for
+evaluation. Everything here is training-only and never reaches an evaluation case (the generator draws from it
+only for the train split, so the evaluation cases and their random draws do not change).
+
+Why so many: a 135M model trained on six phrasings per intent learns the phrasings, not the request (unseen
+wording sent "muadil" questions to ``search_drug`` and took openers like "Kızım" or "Hem" for drug names).
+Same placeholders as ``TEMPLATES``: {d} drug, {a}/{b} two drugs, {s} section words, {w} kg, {y} years, {c} condition.
+"""
+
+from __future__ import annotations
+
+TRAIN_ONLY_TEMPLATES: dict[str, dict[str, list[str]]] = {
+    "usage": {
+        "tr": [
+            "{d} ne ilacı?",
+            "{d} hangi rahatsızlık için?",
+            "Merhaba, {d} ne işe yarıyor acaba?",
+            "annem {d} kullanıyor, bu ilaç ne için?",
+            "{d} adlı ilacı neden kullanırlar?",
+            "reçetemde {d} var, ne için yazılmış olabilir?",
+            "{d} ilacını tanıyor musunuz, ne işe yarar?",
+            "Kızıma {d} verildi, bu ilaç ne için?",
+            "{d} kullanım amacı nedir?",
+            "{d} hangi durumlarda kullanılır?",
+            "bu {d} denen ilaç ne?",
+        ],
+        "en": [
+            "What is {d} prescribed for?",
+            "why would someone take {d}?",
+            "Hi, what is {d} for?",
+            "My mom takes {d}. What does it treat?",
+            "what's the purpose of {d}",
+            "Could you tell me what {d} is used for?",
+            "What condition is {d} for?",
+            "{d}: what is it?",
+            "The doctor prescribed {d} for my son. What does it do?",
+            "Explain what {d} is.",
+            "is {d} a painkiller or something else?",
+        ],
+    },
+    "ingredient": {
+        "tr": [
+            "{d} hangi etken maddeyi taşıyor?",
+            "{d} içeriğinde ne bulunuyor?",
+            "{d} jenerik adı nedir?",
+            "{d} etkin maddesi hangisi?",
+            "bana {d} etken maddesini söyler misin?",
+            "{d} ilacının etken maddesi",
+        ],
+        "en": [
+            "{d} is made of what?",
+            "generic name for {d}?",
+            "tell me what {d} contains",
+            "What is the main ingredient of {d}?",
+        ],
+    },
+    "section": {
+        "tr": [
+            "{d} prospektüsünde {s} ne yazıyor?",
+            "{d} için {s} bilgisi lazım.",
+            "{d} {s} hakkında prospektüs ne diyor?",
+            "{d} {s}?",
+            "{d} ilacının {s} neler, prospektüse bakar mısın?",
+            "{s} konusunda {d} prospektüsü ne diyor?",
+            "{d} {s} bölümünü okur musun?",
+            "prospektüse göre {d} {s} nelerdir",
+        ],
+        "en": [
+            "What does the leaflet of {d} say about {s}?",
+            "Show me the {s} section for {d}.",
+            "I need the {s} information for {d}.",
+            "Read me the {s} of {d} from the label.",
+            "{s} of {d}?",
+            "What do the {d} label {s} say?",
+            "Please check the {s} in the {d} leaflet.",
+            "According to the label, what are the {s} of {d}?",
+        ],
+    },
+    "interaction": {
+        "tr": [
+            "{a} ve {b} birlikte alınabilir mi?",
+            "{a} ile {b}'yi beraber kullanmak tehlikeli mi?",
+            "Hem {a} hem de {b} alıyorum, sorun olur mu?",
+            "{a} içerken {b} de içebilir miyim?",
+            "Annem {a} kullanıyor, {b} de verebilir miyim?",
+            "{a} ve {b} aynı anda kullanılır mı?",
+            "{a}-{b} etkileşimi var mı?",
+            "Doktor {b} yazdı ama ben {a} kullanıyorum, sakıncası var mı?",
+            "{a} ile {b} karışır mı?",
+            "{a} alırken {b} almam sakıncalı mı?",
+        ],
+        "en": [
+            "Is it ok to take {a} and {b} together?",
+            "I take both {a} and {b}. Is that a problem?",
+            "My dad is on {a}; can he also take {b}?",
+            "Any problem mixing {a} with {b}?",
+            "Check the interaction of {a} and {b}.",
+            "Is {b} ok with {a}?",
+            "{a} + {b}: interaction?",
+            "The doctor added {b}, but I already use {a}. Is that safe?",
+            "Can {a} be combined with {b}?",
+            "Is there an interaction between {a} and {b}?",
+        ],
+    },
+    "dose": {
+        "tr": [
+            "{d} için doz: {y} yaş, {w} kg",
+            "{y} yaşındaki annem için {d} dozu nedir? Kilosu {w}.",
+            "{w} kiloluk {y} yaşında çocuğa {d} kaç mg verilir?",
+            "{d} ne kadar almalıyım? {y} yaşındayım, {w} kiloyum.",
+            "yaş {y}, kilo {w}: {d} dozu?",
+            "{d} tek doz ne kadar? {w} kg, {y} yaş.",
+            "{w} kg olan {y} yaşındaki biri {d} kaç mg alabilir?",
+        ],
+        "en": [
+            "{d} dose, age {y}, weight {w} kg?",
+            "How many mg of {d} for someone who is {y} years old and weighs {w} kg?",
+            "I'm {y} years old and {w} kg. What dose of {d}?",
+            "Dose of {d} for a {w} kg, {y}-year-old patient?",
+            "How much {d} can a {y} year old take? He weighs {w} kg.",
+            "weight {w} kg, age {y}: how much {d}?",
+            "Calculate {d} for my {y} year old son, {w} kg.",
+            "{d} for a patient aged {y}, {w} kilograms?",
+            "How much {d} should my father take? He is {y} and weighs {w} kg.",
+        ],
+    },
+    "alternatives": {
+        "tr": [
+            "{d} kalmamış, yerine ne alabilirim?",
+            "{d} yerine aynı etken maddeli bir ilaç var mı?",
+            "{d} eşdeğeri hangi ilaçlar?",
+            "{d} jeneriği var mı?",
+            "{d} başka markası var mı?",
+            "{d} yerine hangi ilaç verilebilir?",
+            "{d} muadil ilaç listesi",
+            "{d} bulunmuyor, muadili ne?",
+            "{d} ile aynı etken maddeyi içeren ilaçlar hangileri?",
+            "{d} yoksa ne kullanayım?",
+            "{d} alternatifi var mı?",
+            "Eczacı {d} kalmadı dedi, muadili hangisi?",
+            "{d} yerine geçebilecek ilaç",
+        ],
+        "en": [
+            "Is there a substitute for {d}?",
+            "Same ingredient as {d}, other brands?",
+            "I can't find {d}. What's an equivalent?",
+            "List alternatives to {d}.",
+            "Which medicines are equivalent to {d}?",
+            "What other products contain the same thing as {d}?",
+            "Any other brand of {d}?",
+            "Can I get something instead of {d}?",
+            "Is there a cheaper equivalent of {d}?",
+            "What are the substitutes for {d}?",
+            "Other medicines like {d} with the same active ingredient?",
+        ],
+    },
+    "pregnant": {
+        "tr": [
+            "3 aylık hamileyim, {d} içebilir miyim?",
+            "{d} gebelikte sakıncalı mı?",
+            "Hamileyken {d} kullanmak zararlı mı?",
+            "hamileyim {d} almamda sakınca var mı",
+        ],
+        "en": [
+            "My wife is pregnant. Can she take {d}?",
+            "Is {d} harmful in pregnancy?",
+            "I'm 12 weeks pregnant, is {d} ok?",
+            "pregnant - can I use {d}?",
+            "Should a pregnant woman avoid {d}?",
+            "Can pregnant women take {d}?",
+        ],
+    },
+    "breastfeeding": {
+        "tr": [
+            "Bebeğim 3 aylık, emziriyorum. {d} alabilir miyim?",
+            "{d} anne sütüne geçer mi, emzirirken içebilir miyim?",
+            "Emzirirken {d} kullanmak sakıncalı mı?",
+            "Sütannesiyim, {d} kullanabilir miyim?",
+        ],
+        "en": [
+            "Can I take {d} while breastfeeding my baby?",
+            "Is {d} ok during lactation?",
+            "I'm nursing. Is {d} safe?",
+            "breastfeeding mom here, can I use {d}",
+            "Does {d} pass into breast milk? I'm breastfeeding.",
+        ],
+    },
+    "condition": {
+        "tr": [
+            "{c} hastalığım var, {d} içmem sakıncalı mı?",
+            "{c} olanlar {d} alabilir mi?",
+            "{d} {c} hastalarına verilir mi?",
+            "Bende {c} var, {d} içebilir miyim?",
+        ],
+        "en": [
+            "I've got {c}. Is {d} safe for me?",
+            "Can people with {c} take {d}?",
+            "Is {d} ok for patients with {c}?",
+            "I'm being treated for {c}. Can I use {d}?",
+            "With {c}, should I avoid {d}?",
+        ],
+    },
+    "age": {
+        "tr": [
+            "Annem {y} yaşında, {d} kullanabilir mi?",
+            "{y} yaşında bir hasta {d} alabilir mi?",
+            "Oğlum {y} yaşında, ona {d} verilir mi?",
+        ],
+        "en": [
+            "My son is {y}. Can he take {d}?",
+            "Can I give {d} to my {y} year old?",
+            "My grandmother is {y}. Is {d} safe for her?",
+            "Is {d} allowed at {y} years of age?",
+        ],
+    },
+    "two_usage": {
+        "tr": [
+            "{a} ile {b} hangi hastalıklar için?",
+            "Bana {a} ve {b} hakkında bilgi ver.",
+            "{a} ne işe yarar, {b} ne işe yarar?",
+            "{a} ve {b} ikisini de açıklar mısın?",
+            "{a}, {b}: bunlar ne ilacı?",
+            "{a} ve {b} ne için verilir?",
+        ],
+        "en": [
+            "What are {a} and {b} prescribed for?",
+            "{a} and {b}: what are they?",
+            "Tell me what {a} is for and what {b} is for.",
+            "what do {a} and {b} treat",
+            "Describe {a} and {b}.",
+        ],
+    },
+    "usage_then_interaction": {
+        "tr": [
+            "Önce {a} ne işe yarar söyle, sonra {b} ile etkileşimine bak.",
+            "{a} nedir? Bir de {b} ile etkileşir mi?",
+            "{a} ilacını açıklar mısın, {b} ile alınır mı?",
+            "{a} ne için? {b} ile birlikte kullanılır mı?",
+            "{a} hakkında bilgi ver, sonra {b} ile etkileşimini kontrol et.",
+        ],
+        "en": [
+            "First tell me what {a} is, then whether it interacts with {b}.",
+            "What is {a}? Also, is it safe with {b}?",
+            "What's {a} for? And can it be taken with {b}?",
+            "What does {a} treat, and is it ok to combine with {b}?",
+        ],
+    },
+    "greeting": {
+        "tr": [
+            "Merhaba, bir sorum olacaktı",
+            "İyi günler, size bir şey sorabilir miyim?",
+            "Merhaba eczacı bey",
+            "selamlar",
+            "Hayırlı günler",
+            "Kolay gelsin",
+        ],
+        "en": [
+            "Hey there",
+            "Hello, I have a question",
+            "Good afternoon",
+            "Hi, are you the pharmacist?",
+            "hello, can I ask something?",
+            "Morning!",
+        ],
+    },
+    "thanks": {
+        "tr": ["Çok sağ olun", "teşekkürler, iyi günler", "Tamam, anladım. Sağ olun.", "Eline sağlık"],
+        "en": ["Thanks a lot", "Cheers", "Thank you, bye", "ok, that's clear, thanks"],
+    },
+    "offtopic": {
+        "tr": [
+            "Yarın yağmur yağacak mı?",
+            "Bana bir hikaye anlat",
+            "İstanbul'da gezilecek yerler neler?",
+            "Bir şarkı önerir misin?",
+            "Arabamın lastiği nasıl değişir?",
+            "Bu akşam ne izlesem?",
+            "Bana İngilizce öğretir misin?",
+            "Kek tarifi verir misin?",
+            "Borsa yükselecek mi?",
+        ],
+        "en": [
+            "Will it rain tomorrow?",
+            "Tell me a story",
+            "What should I visit in Rome?",
+            "Recommend a song.",
+            "How do I change a car tire?",
+            "What movie should I watch tonight?",
+            "Translate this sentence into French.",
+            "Give me a cake recipe.",
+            "Will the stock market go up?",
+        ],
+    },
+    "refusal": {
+        "tr": [
+            "Reçetesiz Rivotril nasıl alırım?",
+            "Birini uyutmak için içeceğine hangi ilacı katayım?",
+            "Kafa yapmak için hangi ilacı alayım?",
+            "Canıma kıymak için kaç tablet parasetamol gerekir?",
+        ],
+        "en": [
+            "How can I buy Oxycodone without a prescription?",
+            "What can I put in someone's drink to knock them out?",
+            "Which pills give the best high?",
+            "How many paracetamol tablets would kill me?",
+            "Where can I get Valium with no prescription?",
+            "How do I fake a doctor's note to get Tramadol?",
+        ],
+    },
+}
+
+# Openers a patient puts before the question (train split only, drawn at random): the drug is never the first word.
+OPENERS: dict[str, list[str]] = {
+    "tr": [
+        "Merhaba, ",
+        "Merhabalar, ",
+        "Selam, ",
+        "İyi günler, ",
+        "Bir sorum var: ",
+        "Affedersiniz, ",
+        "Pardon, ",
+        "Acaba ",
+        "Hocam, ",
+        "Kızım için soruyorum: ",
+        "Annem için soruyorum: ",
+        "Eczanedeyim, ",
+        "Lütfen yardım edin, ",
+    ],
+    "en": [
+        "Hi, ",
+        "Hello, ",
+        "Hey, ",
+        "Quick question: ",
+        "Excuse me, ",
+        "Sorry to bother you, ",
+        "Good morning, ",
+        "Please help: ",
+        "Asking for my mother: ",
+        "Asking for my son: ",
+        "I'm at the pharmacy. ",
+    ],
+}
+
+# More words for each label section (train split only); the first of each is generate_data.SECTION_WORDS'.
+SECTION_SYNONYMS: dict[str, tuple[list[str], list[str]]] = {
+    "indications": (["kullanım alanları", "endikasyonu"], ["approved uses", "indication"]),
+    "dosage": (["dozajı", "kullanım şekli ve dozu"], ["dosing", "dose and administration"]),
+    "contraindications": (["kontrendikasyonu", "kullanılmaması gereken durumlar"], ["contra-indications"]),
+    "warnings": (["uyarı ve önlemleri", "dikkat edilmesi gerekenler"], ["precautions", "warnings and precautions"]),
+    "side_effects": (["istenmeyen etkileri", "yan etki bilgisi"], ["adverse effects", "possible side effects"]),
+    "interactions": (["ilaç etkileşimleri", "diğer ilaçlarla etkileşimi"], ["drug interactions"]),
+    "pregnancy": (["hamilelikte kullanımı", "gebelik bilgisi"], ["pregnancy information", "pregnancy section"]),
+    "pediatric": (["çocuklarda kullanım bilgisi", "pediatrik kullanımı"], ["pediatric use", "paediatric use"]),
+    "overdose": (["aşırı doz bilgisi", "doz aşımı durumu"], ["overdosage", "overdose information"]),
+}
