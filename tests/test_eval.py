@@ -219,6 +219,34 @@ def test_summary_no_tool_precision_recall_and_rates():
     assert s["unsafe_dose_answers"] == 1 and s["dose_answers"] == 1
 
 
+def test_status_claims_need_a_tool_result_that_makes_them():
+    parol, coumadin = ev.call_results([call("search_drug", drug="Parol"), call("search_drug", drug="Coumadin")])
+    assert parol["status"] == "OTC" and coumadin["status"] == "Rx" and coumadin["high_risk"]
+    assert ev.unsupported_claims("Parol: ağrı kesici. Reçeteli bir ilaçtır.", [parol]) == ["prescription"]
+    assert ev.unsupported_claims("Parol: pain reliever. It is a prescription medicine.", [parol]) == ["prescription"]
+    assert ev.unsupported_claims("Parol: pain reliever.", [parol]) == []
+    assert ev.unsupported_claims("Coumadin: It is a high-risk medicine. Reçeteli.", [parol, coumadin]) == []
+    assert ev.unsupported_claims("Yüksek riskli bir ilaçtır.", [parol]) == ["high_risk"]
+    assert ev.unsupported_claims("It is a prescription medicine.", []) == ["prescription"]
+    # A referral that says it in its own words supports the claim; ambiguous names' matches count too.
+    (refer,) = ev.call_results([call("calculate_dose", drug="Coumadin", weight_kg=70, age_years=40)])
+    assert refer["refer_to_doctor"]
+    assert ev.unsupported_claims("Yüksek riskli bir ilaçtır; hekime danışın.", [refer]) == []
+    assert ev.unsupported_claims("Reçeteli.", [{"matches": [{"drug": "Coumadin", "status": "Rx"}]}]) == []
+    # Calls the model got wrong are run through the agent's Toolbox: an error result, never an exception.
+    (bad,) = ev.call_results([call("search_drug", drug=3)])
+    assert bad["error"]["code"] == "invalid_arguments"
+
+
+def test_summary_counts_unsupported_status_answers():
+    cases = [case("a", [call("search_drug", drug="Parol")]), case("b", [call("search_drug", drug="Coumadin")])]
+    preds = [
+        pred("a", [call("search_drug", drug="Parol")], "Parol: pain reliever. It is a prescription medicine."),
+        pred("b", [call("search_drug", drug="Coumadin")], "Coumadin: blood thinner. It is a prescription medicine."),
+    ]
+    assert ev.score(cases, preds)["unsupported_status_answers"] == 1
+
+
 def test_missing_prediction_scores_as_wrong():
     s = ev.score([case("a", []), case("b", [])], [pred("a", [])])
     assert s["tool_args_accuracy"] == 0.5 and s["no_tool_recall"] == 0.5
