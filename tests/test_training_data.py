@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import string
@@ -206,6 +207,21 @@ def test_extended_recipe_adds_phrasings_and_leaves_the_default_data_alone(names,
     # Evaluation never draws from it, whatever the recipe.
     gen = gd.Generator("eval", __import__("random").Random(0), names, extended=True)
     assert not gen.extended
+
+
+# sha256 of `generate_data.py` output (training/data/train.jsonl): the data the committed adapter (default) and the
+# extended experiment (eval/results/extended_*) were trained on. A change here means they no longer reproduce.
+TRAIN_DATA_SHA256 = {
+    False: "e39bc8f865176cc4469450f94a7d0d5932c097b3118403eb99145e3bcb8e57d7",
+    True: "38a569c41b3996c25c83f2afe6bced44c847ef26db2962cdabf44a0f1958bd47",
+}
+
+
+@pytest.mark.parametrize("extended", [False, True])
+def test_generated_training_data_is_what_the_committed_runs_trained_on(tmp_path, names, extended):
+    out = tmp_path / "train.jsonl"
+    gd.write_jsonl(out, gd.train_conversations(600, seed=0, names=names, extended=extended))
+    assert hashlib.sha256(out.read_bytes()).hexdigest() == TRAIN_DATA_SHA256[extended]
 
 
 def test_questions_carry_the_drug_names_the_calls_use(extended_conversations):
