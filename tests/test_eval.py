@@ -238,6 +238,21 @@ def test_status_claims_need_a_tool_result_that_makes_them():
     assert bad["error"]["code"] == "invalid_arguments"
 
 
+def test_status_claim_patterns_match_the_training_answers_status_sentences():
+    """The patterns are looser than the sentences (the model varies them) but must catch the sentences the
+    training data teaches, in both languages: a drift guard against generate_data.search_answer."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "training"))
+    import generate_data as gd
+
+    (coumadin,) = ev.call_results([call("search_drug", drug="Coumadin")])  # Rx and high-risk
+    for lang in ("tr", "en"):
+        answer, _ = gd.search_answer(coumadin, lang, "Coumadin")
+        assert ev.unsupported_claims(answer, []) == ["prescription", "high_risk"], answer
+        assert ev.unsupported_claims(answer, [coumadin]) == []
+
+
 def test_summary_counts_unsupported_status_answers():
     cases = [case("a", [call("search_drug", drug="Parol")]), case("b", [call("search_drug", drug="Coumadin")])]
     preds = [

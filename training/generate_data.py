@@ -656,7 +656,7 @@ NO_OPENER = frozenset({"greeting", "thanks", "reference"})
 
 def with_opener(opener: str, text: str, template: str) -> str:
     """``opener`` + the question; its first letter lowered unless it is a drug name (copied as typed) or "I"."""
-    if template.startswith("{") or text.split(" ", 1)[0] in ("I", "I'm") or text.startswith("I'"):
+    if template.startswith("{") or text.split(" ", 1)[0] == "I" or text.startswith("I'"):
         return opener + text
     return opener + text[:1].lower() + text[1:]
 
