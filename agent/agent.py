@@ -12,6 +12,7 @@ from typing import Any
 
 from . import ppsf
 from .generation import CachedGenerator, GenerationResult
+from .grounding import GroundedNames, conversation_texts
 from .safety import checked_answer
 from .toolbox import Toolbox
 
@@ -120,6 +121,7 @@ class Agent:
         examples: list[dict] | None = None,
         generator: Any = None,
         dose_check: bool = True,
+        grounded_names: bool = True,
     ) -> None:
         if max_steps < 1:
             raise ValueError(f"max_steps must be >= 1, got {max_steps}")
@@ -148,6 +150,9 @@ class Agent:
         # An answer stating a dose the turn's calculate_dose results do not support is replaced by the
         # tool's own figures (agent.safety); off only to study the model itself.
         self.dose_check = dose_check
+        # Medicine names in tool calls must be copied from the conversation (agent.grounding); the local
+        # generator enforces it while decoding, a remote backend cannot (its sampler is not ours).
+        self.grounded_names = grounded_names
 
     # ---- public API ----
     def run(self, question_or_messages: str | list[dict]) -> AgentResult:
@@ -166,7 +171,7 @@ class Agent:
         outcomes: list[tuple[str, bool]] = []  # (tool name, succeeded) of every call
         for step in range(1, self.max_steps + 1):
             prompt = self.render(messages)
-            result, parsed = self._generate(prompt)
+            result, parsed = self._generate(prompt, _without(messages, head, shown))
             calls = parsed.get("tool_calls") or []
             stats.steps.append(self._step_stats(step, result, len(calls)))
             assistant = self._assistant_message(parsed, step)
@@ -187,7 +192,7 @@ class Agent:
                 output = self.toolbox.call(fn["name"], json.loads(fn["arguments"]))
                 self._append_tool_result(messages, log, fn["name"], call["id"], output, outcomes)
             log.write("step", stats=asdict(stats.steps[-1]))
-        final = self._final_answer(messages, outcomes, stats)
+        final = self._final_answer(messages, outcomes, stats, _without(messages, head, shown))
         messages.append(final)
         log.write("message", message=final)
         replaced = self._check_dose(messages, log)
@@ -230,8 +235,10 @@ class Agent:
             messages.insert(0, {"role": "system", "content": self.system_prompt})
         return messages
 
-    def _generate(self, prompt: str) -> tuple[GenerationResult, dict]:
-        """Generate one step, streaming parser events; returns the raw result and the parsed message."""
+    def _generate(self, prompt: str, shown: list[dict]) -> tuple[GenerationResult, dict]:
+        """Generate one step, streaming parser events; returns the raw result and the parsed message.
+
+        shown: the conversation without the demonstration turns (where grounded names may come from)."""
         parser = self.tokenizer.get_response_parser(self.response_template, prefix=prompt, tools=self.toolbox.schemas)
         broken: list[str] = []
 
@@ -249,8 +256,11 @@ class Agent:
             self.generator.reset()
         # Agent mode ends at a block boundary, and the model's next block starts with "@".
         next_text = "@" if prompt.endswith("\n\n") else None
+        extra = {}
+        if self.grounded_names and isinstance(self.generator, CachedGenerator):
+            extra["constraint"] = GroundedNames(self.tokenizer, conversation_texts(shown))
         result = self.generator.generate(
-            prompt, max_new_tokens=self.max_new_tokens, on_text=on_text, next_text=next_text, **self.sampling
+            prompt, max_new_tokens=self.max_new_tokens, on_text=on_text, next_text=next_text, **self.sampling, **extra
         )
         if not broken:
             try:
@@ -313,7 +323,9 @@ class Agent:
         self._emit({"type": "step", **asdict(stats)})
         return stats
 
-    def _final_answer(self, messages: list[dict], outcomes: list[tuple[str, bool]], stats: RunStats) -> dict:
+    def _final_answer(
+        self, messages: list[dict], outcomes: list[tuple[str, bool]], stats: RunStats, shown: list[dict]
+    ) -> dict:
         """Out of steps: ask for an answer from what is known (plain @PHARMACIST prompt, no more tools).
 
         Like smolagents' provide_final_answer. If the model still says nothing, say what is missing.
@@ -325,7 +337,7 @@ class Agent:
             add_generation_prompt=True,
             tokenize=False,
         )
-        result, parsed = self._generate(prompt)
+        result, parsed = self._generate(prompt, shown)
         stats.steps.append(self._step_stats(len(stats.steps) + 1, result, 0))
         content = (parsed.get("content") or "").strip()
         if "invalid" in parsed or not content:

@@ -70,6 +70,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not show the model a worked example (it is shown only to a model without the PPSF adapter)",
     )
+    p.add_argument(
+        "--no-grounded-names",
+        action="store_true",
+        help="local backend: let tool calls name medicines the conversation never wrote (default: names are "
+        "copied from the conversation while decoding, agent.grounding)",
+    )
     p.add_argument("--no-stream", action="store_true", help="print the answer only when it is complete")
     p.add_argument("--json", action="store_true", help="print the transcript and stats as JSON")
     p.add_argument("--transcript", type=Path, help="JSONL file to append to (default: a dated file in the cache)")
@@ -176,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         # The tuned model (PPSF adapter) writes the format itself; a plain model gets one worked example.
         examples=None if args.no_examples or getattr(args, "adapter_loaded", False) else demo_examples(),
         generator=generator,
+        grounded_names=not args.no_grounded_names,
     )
 
     def answer(conversation: str | list[dict]) -> AgentResult:

@@ -384,6 +384,12 @@ def build_parser() -> argparse.ArgumentParser:
         default="auto",
         help="one-shot worked example: auto = only without an adapter (as the CLI)",
     )
+    p.add_argument(
+        "--grounded-names",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="medicine names in tool calls copied from the conversation (agent.grounding; default on, as the CLI)",
+    )
     p.add_argument("--threads", type=int, help="torch CPU threads")
     return p
 
@@ -423,6 +429,7 @@ def main(argv: list[str] | None = None) -> int:
             max_steps=args.max_steps,
             max_new_tokens=args.max_new_tokens,
             examples=demo_examples() if use_examples else None,
+            grounded_names=args.grounded_names,
         )
         started = time.time()
         predictions = run_cases(agent, cases, args.predictions)
@@ -430,6 +437,7 @@ def main(argv: list[str] | None = None) -> int:
             "model": args.model or "SmolLM2-135M-Instruct (bundled)",
             "adapter": str(adapter_dir) if adapter_dir else None,
             "examples": use_examples,
+            "grounded_names": args.grounded_names,
             "max_steps": args.max_steps,
             "max_new_tokens": args.max_new_tokens,
             "seconds": round(time.time() - started, 1),

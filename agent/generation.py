@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import torch
 from transformers import DynamicCache, LogitsProcessorList, TemperatureLogitsWarper, TopPLogitsWarper
 
+from .grounding import GroundedNames
 from .ppsf import ASSISTANT_MARKERS as OWN_MARKERS
 from .ppsf import FOREIGN_MARKERS
 
@@ -273,6 +274,7 @@ class CachedGenerator:
         seed: int | None = None,
         on_text: Callable[[str], None] | None = None,
         next_text: str | None = None,
+        constraint: GroundedNames | None = None,
     ) -> GenerationResult:
         """Continue prompt until EOS, max_new_tokens, a closed tool call or a foreign block.
 
@@ -280,13 +282,13 @@ class CachedGenerator:
         seed. on_text receives the text as it becomes final (never a marker being formed); the pieces
         concatenate to result.text. next_text is what the prompt is known to be followed by (PPSF agent
         mode: "@", every block starts with it): the prompt is then tokenized as it will be inside the
-        finished conversation.
+        finished conversation. constraint (agent.grounding.GroundedNames) masks the logits before each choice.
         """
         if max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
         choose = self._chooser(temperature, top_p, seed)
         try:
-            return self._generate(prompt, max_new_tokens, choose, on_text, next_text)
+            return self._generate(prompt, max_new_tokens, choose, on_text, next_text, constraint)
         except BaseException:
             self.reset()  # an interrupted forward pass can leave the cache half-updated
             raise
@@ -299,6 +301,7 @@ class CachedGenerator:
         choose: Callable[[torch.Tensor], int],
         on_text: Callable[[str], None] | None,
         next_text: str | None,
+        constraint: GroundedNames | None = None,
     ) -> GenerationResult:
         t0 = time.perf_counter()
         ids = self.encode(prompt, next_text)
@@ -310,10 +313,14 @@ class CachedGenerator:
         boundaries = [(0, 0)]  # (ids committed, text length) after each piece: maps a cut back to ids
         generated: list[int] = []
         streamed, stop, reason, t_first = 0, None, "max_new_tokens", 0.0
+        if constraint is not None:
+            constraint.reset()
         while True:
-            token = choose(logits)
+            token = choose(logits if constraint is None else constraint.mask(logits))
             t_first = t_first or time.perf_counter()
             generated.append(token)
+            if constraint is not None:
+                constraint.advance(token)
             if token in self.eos_token_ids:
                 reason = "eos"
                 break

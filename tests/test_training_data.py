@@ -353,6 +353,25 @@ def test_training_script_saves_a_lora_adapter(tiny_adapter):
     assert info["steps"] == 2 and info["conversations"] == 3 and info["loss_tokens"] < info["tokens"]
 
 
+def test_a_second_stage_continues_a_saved_adapter_and_stops_at_a_step(tmp_path, tiny_model_dir, tiny_adapter):
+    from safetensors.torch import load_file
+
+    first, data = tiny_adapter
+    out = tmp_path / "stage2"
+    argv = ["--data", str(data), "--model", str(tiny_model_dir), "--device", "cpu", "--grad-accum", "1"]
+    argv += ["--max-steps", "3", "--stop-at-step", "1", "--lr", "0", "--max-length", "1400"]
+    argv += ["--init-adapter", str(first), "--out", str(out), "--work-dir", str(tmp_path / "run")]
+    assert train_lora.main(argv) == 0
+    info = json.loads((out / "training_info.json").read_text(encoding="utf-8"))
+    assert info["steps"] == 1 and info["schedule_steps"] == 3
+    assert info["init_adapter"]["path"] == str(first)
+    assert info["init_adapter"]["training_info"]["steps"] == 2
+    before, after = load_file(first / "adapter_model.safetensors"), load_file(out / "adapter_model.safetensors")
+    # lr 0: the weights it saves are the ones it started from (a fresh LoRA would have B = 0, A random)
+    assert before.keys() == after.keys() and all(torch.equal(before[k], after[k]) for k in before)
+    assert any(before[k].abs().sum() > 0 for k in before if "lora_B" in k)
+
+
 def test_trl_trains_on_the_template_tokens_with_the_turn_stop_mask(tiny_model_dir, tiny_adapter):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 

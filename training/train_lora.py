@@ -98,21 +98,28 @@ def to_dataset(tokenizer, rows: list[dict]):
     return Dataset.from_list([tokenize(tokenizer, r) for r in rows])
 
 
-class TimeLimit:
-    """Stops training cleanly after `minutes` (the adapter is still saved)."""
+class EarlyStop:
+    """Stops training cleanly after `minutes`, or after step `step` of the schedule (the adapter is still saved).
 
-    def __init__(self, minutes: float | None) -> None:
+    The learning-rate schedule still spans --max-steps, so a run cut by the clock is reproduced exactly by
+    the same --max-steps and --stop-at-step set to the step it reached (training_info.json's "steps").
+    """
+
+    def __init__(self, minutes: float | None, step: int | None = None) -> None:
         self.deadline = None if minutes is None else time.monotonic() + minutes * 60
+        self.step = step
 
     def callback(self):
         from transformers import TrainerCallback
 
-        deadline = self.deadline
+        deadline, last = self.deadline, self.step
 
         class _Stop(TrainerCallback):
             def on_step_end(self, args, state, control, **kwargs):
                 if deadline is not None and time.monotonic() > deadline:
                     print(f"\ntime limit reached at step {state.global_step}: stopping", file=sys.stderr, flush=True)
+                    control.should_training_stop = True
+                if last is not None and state.global_step >= last:
                     control.should_training_stop = True
                 return control
 
@@ -198,8 +205,14 @@ def build_trainer(model, tokenizer, rows: list[dict], args: argparse.Namespace):
         target_modules="all-linear",
         task_type="CAUSAL_LM",
     )
-    callbacks = [TimeLimit(args.max_minutes).callback()]
+    callbacks = [EarlyStop(args.max_minutes, args.stop_at_step).callback()]
     trainer_class = loss_positions_trainer() if args.fast_loss else SFTTrainer
+    if args.init_adapter is not None:
+        # Continue training a saved adapter (its own LoRA config); the rank/alpha/dropout flags do not apply.
+        from peft import PeftModel
+
+        model = PeftModel.from_pretrained(model, str(args.init_adapter), is_trainable=True)
+        lora = None
     return trainer_class(
         model=model,
         args=config,
@@ -225,10 +238,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="optimizer steps (default: the committed adapter's run, about an hour on 2 CPU cores); 0 = --epochs",
     )
     p.add_argument("--max-minutes", type=float, help="stop after this many minutes (the adapter is still saved)")
+    p.add_argument(
+        "--stop-at-step",
+        type=int,
+        help="stop after this step of the --max-steps schedule (reproduces a run that --max-minutes cut short)",
+    )
     p.add_argument("--batch-size", type=int, default=1)
     p.add_argument("--grad-accum", type=int, default=2)
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--warmup-steps", type=int, default=8)
+    p.add_argument(
+        "--init-adapter",
+        type=Path,
+        help="start from this saved adapter instead of a fresh LoRA (a second stage on other data)",
+    )
     p.add_argument("--rank", type=int, default=16)
     p.add_argument("--alpha", type=int, default=32)
     p.add_argument("--dropout", type=float, default=0.05)
@@ -315,6 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         "tokens": n_tokens,
         "loss_tokens": n_loss,
         "steps": trainer.state.global_step,
+        "schedule_steps": args.max_steps or None,
         "epochs": round(trainer.state.epoch or 0.0, 3),
         "lr": args.lr,
         "rank": args.rank,
@@ -325,6 +349,7 @@ def main(argv: list[str] | None = None) -> int:
         "bf16": trainer.args.bf16,
         "device": device,
         "seed": args.seed,
+        "init_adapter": _init_adapter_info(args.init_adapter),
         "wall_seconds": round(wall, 1),
         "first_loss": history[0]["loss"] if history else None,
         "last_loss": history[-1]["loss"] if history else None,
@@ -432,6 +457,17 @@ def write_card(out: Path, info: dict, base: dict | None = None, tuned: dict | No
     path = out / "README.md"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+def _init_adapter_info(path: Path | None) -> dict | None:
+    """Where a second-stage run started: the adapter folder and its own training_info.json."""
+    if path is None:
+        return None
+    info = path / "training_info.json"
+    return {
+        "path": str(path.resolve().relative_to(ROOT) if path.resolve().is_relative_to(ROOT) else path),
+        "training_info": json.loads(info.read_text(encoding="utf-8")) if info.is_file() else None,
+    }
 
 
 def _weights_to_bf16(out: Path) -> None:

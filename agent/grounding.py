@@ -1,0 +1,191 @@
+"""Grounded medicine names: a tool call may only name a medicine the conversation has written.
+
+While the model writes the value of a `"drug"` argument (or an element of `"drugs"`) inside a @TOOL_CALL,
+only tokens that keep the value a substring of the conversation's text (the patient's messages, references,
+tool results, earlier answers; as written or in title case) starting at a word start are allowed, and the
+closing quote only after a value that ends at a word end. A small model that misspells a name it
+copies ("Lasartan" for "Losartan") or invents one ("Macedonia" for "Majezik") then looks up what the patient
+actually wrote, and the tools' own fuzzy matching does the rest. Other arguments (numbers, conditions,
+sections) are left alone. Which tool, and which words of the message, stay the model's choice.
+
+Why not a library: JSON-schema/regex constrained decoders (outlines, lm-format-enforcer) constrain a value
+to a pattern fixed in advance; "any substring of this conversation" changes every turn and would compile
+to a new automaton per step. The check here is a dictionary walk over the continuations of the value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+
+import torch
+
+# The value being written: after the last @TOOL_CALL, inside "drug": "… or "drugs": ["…", "…
+_OPEN_VALUE = (
+    re.compile(rb'"drug"\s*:\s*"([^"\\]*)\Z'),
+    re.compile(rb'"drugs"\s*:\s*\[\s*(?:"[^"\\]*"\s*,\s*)*"([^"\\]*)\Z'),
+)
+_TOOL_CALL = b"@TOOL_CALL"
+# What may follow a name's closing quote inside the same token, for "drug" and for "drugs": the JSON that
+# closes the arguments, or a comma (and, in a list, the next name's quote)
+_AFTER_CLOSE = (
+    re.compile(rb"\s*(?:,|\}{1,2})?\s*"),
+    re.compile(rb'\s*(?:,\s*"?|\](?:\s*\}){0,2})?\s*'),
+)
+
+
+def _bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's byte -> printable character table, which byte-level BPE vocabularies are written in."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return dict(zip(bs, map(chr, cs), strict=True))
+
+
+_BYTE_OF = {c: b for b, c in _bytes_to_unicode().items()}
+_SPM_BYTE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
+
+
+def token_bytes(tokenizer) -> list[bytes | None]:
+    """Each token id's bytes (None for special tokens and tokens whose bytes cannot be known)."""
+    special = set(tokenizer.all_special_ids)
+    size = len(tokenizer)
+    out: list[bytes | None] = [None] * size
+    for token_id, token in enumerate(tokenizer.convert_ids_to_tokens(list(range(size)))):
+        if token is None or token_id in special:
+            continue
+        if all(ch in _BYTE_OF for ch in token):  # byte-level BPE (GPT-2, SmolLM2, Qwen, Llama 3)
+            out[token_id] = bytes(_BYTE_OF[ch] for ch in token)
+        elif m := _SPM_BYTE.fullmatch(token):  # SentencePiece byte fallback
+            out[token_id] = bytes([int(m.group(1), 16)])
+        else:  # SentencePiece pieces ("▁" is a space)
+            out[token_id] = token.replace("\u2581", " ").encode("utf-8")
+    return out
+
+
+class _Vocab:
+    """Token ids by their bytes, and tokens that close a name ('…"…') by the bytes before the quote
+    (closing[0] for a "drug" value, closing[1] for a "drugs" element)."""
+
+    def __init__(self, tokenizer) -> None:
+        self.by_bytes: dict[bytes, list[int]] = {}
+        self.closing: tuple[dict[bytes, list[int]], ...] = ({}, {})
+        self.bytes_of = token_bytes(tokenizer)
+        for token_id, data in enumerate(self.bytes_of):
+            if not data or b"\\" in data:
+                continue
+            quote = data.find(b'"')
+            if quote < 0:
+                self.by_bytes.setdefault(data, []).append(token_id)
+            else:
+                for closing, after in zip(self.closing, _AFTER_CLOSE, strict=True):
+                    if after.fullmatch(data[quote + 1 :]):
+                        closing.setdefault(data[:quote], []).append(token_id)
+        self.longest = max((len(b) for b in self.by_bytes), default=0)
+
+
+@lru_cache(maxsize=4)
+def _vocab(tokenizer) -> _Vocab:
+    return _Vocab(tokenizer)
+
+
+def _case_variants(text: str) -> list[str]:
+    return [text, text.title()]
+
+
+def _is_word_byte(b: int) -> bool:
+    return b >= 0x80 or chr(b).isalnum()
+
+
+class GroundedNames:
+    """Token constraint for CachedGenerator: medicine-name argument values must come from `sources`."""
+
+    def __init__(self, tokenizer, sources: Iterable[str]) -> None:
+        self.vocab = _vocab(tokenizer)
+        texts = [v for s in sources if s and s.strip() for v in _case_variants(s)]
+        # "\n" separates the texts so that no value runs from one into the next.
+        self.haystack = "\n".join(texts).encode("utf-8")
+        self._generated = bytearray()
+
+    def reset(self) -> None:
+        """Start a new generation step."""
+        self._generated.clear()
+
+    def advance(self, token_id: int) -> None:
+        """Record a generated token."""
+        data = self.vocab.bytes_of[token_id] if token_id < len(self.vocab.bytes_of) else None
+        self._generated += data or b""
+
+    def open_value(self) -> tuple[bytes, int] | None:
+        """The bytes of the name value being written and 0 ("drug") or 1 ("drugs"), or None outside one."""
+        start = self._generated.rfind(_TOOL_CALL)
+        if start < 0:
+            return None
+        tail = bytes(self._generated[start:])
+        for kind, pattern in enumerate(_OPEN_VALUE):
+            if m := pattern.search(tail):
+                return m.group(1), kind
+        return None
+
+    def allowed(self) -> list[int] | None:
+        """Token ids allowed next, or None when unconstrained (outside a name, or no grounded way on)."""
+        found = self.open_value()
+        if found is None or not self.haystack:
+            return None
+        value, kind = found
+        closing = self.vocab.closing[kind]
+        ids: set[int] = set()
+        for start in self._occurrences(value):
+            rest = self.haystack[start + len(value) : start + len(value) + self.vocab.longest]
+            for depth in range(len(rest) + 1):
+                head = rest[:depth]
+                if depth and b"\n" in head[-1:]:
+                    break
+                # a name ends where a word ends ("Losa" is not a name in "Losartan")
+                end = start + len(value) + depth
+                at_word_end = end == len(self.haystack) or not _is_word_byte(self.haystack[end])
+                name = value + head
+                if name and _is_word_byte(name[-1]) and at_word_end:
+                    ids.update(closing.get(head, ()))
+                if depth:
+                    ids.update(self.vocab.by_bytes.get(head, ()))
+        return sorted(ids) or None  # never a dead end: with nothing grounded, the model goes on unconstrained
+
+    def _occurrences(self, value: bytes) -> Iterable[int]:
+        hay = self.haystack
+        if not value:  # a name starts at a word start
+            return (i for i in range(len(hay)) if _is_word_byte(hay[i]) and (i == 0 or not _is_word_byte(hay[i - 1])))
+        found, i = [], hay.find(value)
+        while i >= 0:
+            found.append(i)
+            i = hay.find(value, i + 1)
+        return found
+
+    def mask(self, logits: torch.Tensor) -> torch.Tensor:
+        """logits with every token not allowed next set to -inf (unchanged when unconstrained)."""
+        allowed = self.allowed()
+        if allowed is None:
+            return logits
+        masked = torch.full_like(logits, float("-inf"))
+        index = torch.tensor(allowed, device=logits.device)
+        masked[index] = logits[index]
+        return masked
+
+
+def conversation_texts(messages: Iterable[dict]) -> list[str]:
+    """The texts a grounded name may come from: every non-system message's content and reference."""
+    texts: list[str] = []
+    for m in messages:
+        if m.get("role") == "system":
+            continue
+        for key in ("content", "reference"):
+            value = m.get(key)
+            if isinstance(value, str):
+                texts.append(value)
+    return texts

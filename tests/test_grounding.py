@@ -1,0 +1,133 @@
+"""Grounded medicine names (agent/grounding.py): the token constraint, and the real model under it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from agent.grounding import GroundedNames, conversation_texts, token_bytes
+
+CALL = '@TOOL_CALL\n{"name": "search_drug", "arguments": {"drug": "'
+PAIR = '@TOOL_CALL\n{"name": "check_interactions", "arguments": {"drugs": ["'
+
+
+def fed(tokenizer, sources: list[str], text: str) -> GroundedNames:
+    constraint = GroundedNames(tokenizer, sources)
+    for token_id in tokenizer(text, add_special_tokens=False)["input_ids"]:
+        constraint.advance(token_id)
+    return constraint
+
+
+def allowed_texts(tokenizer, constraint: GroundedNames) -> set[str] | None:
+    ids = constraint.allowed()
+    return None if ids is None else {tokenizer.decode([i]) for i in ids}
+
+
+def test_token_bytes_round_trip_turkish_text(smollm_tokenizer):
+    table = token_bytes(smollm_tokenizer)
+    text = "İzosorbid mononitrat, ağrı kesici"
+    ids = smollm_tokenizer(text, add_special_tokens=False)["input_ids"]
+    assert b"".join(table[i] for i in ids) == text.encode("utf-8")
+    assert all(table[i] is None for i in smollm_tokenizer.all_special_ids)
+
+
+def test_a_name_starts_at_a_word_of_the_conversation(smollm_tokenizer):
+    constraint = fed(smollm_tokenizer, ["elimde Domperidon var"], CALL)
+    texts = allowed_texts(smollm_tokenizer, constraint)
+    assert "Dom" in texts and "el" in texts and "v" in texts
+    assert "Las" not in texts and "omp" not in texts  # not in the text; not at a word start
+    assert not any('"' in t for t in texts)  # no empty name
+
+
+def test_a_misspelled_continuation_is_not_allowed(smollm_tokenizer):
+    constraint = fed(smollm_tokenizer, ["What kind of medicine is Losartan?"], CALL + "L")
+    texts = allowed_texts(smollm_tokenizer, constraint)
+    assert "os" in texts and "as" not in texts
+
+
+def test_a_name_closes_only_at_a_word_end_with_the_right_bracket(smollm_tokenizer):
+    sources = ["emzirme döneminde Singulair güvenli mi?"]
+    inside = allowed_texts(smollm_tokenizer, fed(smollm_tokenizer, sources, CALL + "Singul"))
+    assert inside and not any('"' in t for t in inside)  # "Singul" is not a name
+    done = allowed_texts(smollm_tokenizer, fed(smollm_tokenizer, sources, CALL + "Singulair"))
+    assert {'"', '"}'} <= done and '"]' not in done and " g" in done
+    listed = allowed_texts(smollm_tokenizer, fed(smollm_tokenizer, sources, PAIR + "Singulair"))
+    assert {'"', '"]', '",'} <= listed and '"}' not in listed
+    question = allowed_texts(smollm_tokenizer, fed(smollm_tokenizer, sources, CALL + "mi"))
+    assert '"' in question and '?"' not in question  # a name does not end in punctuation
+
+
+def test_each_name_of_a_list_is_grounded(smollm_tokenizer):
+    sources = ["Hem Cipralex hem Rivaroksaban kullanmam sakıncalı mı?"]
+    texts = allowed_texts(smollm_tokenizer, fed(smollm_tokenizer, sources, PAIR + 'Cipralex", "'))
+    assert {"R", "C", "Hem"} <= texts and "pregnant" not in texts
+
+
+def test_unconstrained_outside_a_name_and_when_nothing_is_grounded(smollm_tokenizer):
+    sources = ["Parol ne işe yarar?"]
+    assert fed(smollm_tokenizer, sources, "@PHARMACIST\nParol ağrı kesicidir.").allowed() is None
+    assert fed(smollm_tokenizer, sources, '@TOOL_CALL\n{"name": "search_drug", "arguments": {').allowed() is None
+    assert fed(smollm_tokenizer, sources, CALL + 'Parol"}').allowed() is None
+    assert fed(smollm_tokenizer, sources, '{"drug": "').allowed() is None  # not in a @TOOL_CALL block
+    assert fed(smollm_tokenizer, sources, CALL + "Macedonia").allowed() is None  # never a dead end
+    assert fed(smollm_tokenizer, [], CALL).allowed() is None
+    section = '@TOOL_CALL\n{"name": "get_drug_info", "arguments": {"drug": "Parol", "section": "'
+    assert fed(smollm_tokenizer, sources, section).allowed() is None  # other arguments are the model's
+
+
+def test_mask_keeps_only_allowed_logits(smollm_tokenizer):
+    constraint = fed(smollm_tokenizer, ["Parol ne işe yarar?"], CALL)
+    logits = torch.randn(len(smollm_tokenizer))
+    masked = constraint.mask(logits)
+    allowed = constraint.allowed()
+    assert torch.equal(masked[allowed], logits[allowed])
+    assert torch.isinf(masked).sum() == len(smollm_tokenizer) - len(allowed)
+    constraint.reset()
+    assert constraint.mask(logits) is logits
+
+
+def test_conversation_texts_skip_the_system_prompt_and_keep_references():
+    messages = [
+        {"role": "system", "content": "You are a pharmacist. Example: Parol."},
+        {"role": "user", "content": "Bu ilaç nedir?", "reference": "Majezik: flurbiprofen."},
+        {"role": "assistant", "tool_calls": [], "content": None},
+        {"role": "tool", "content": '{"drug": "Majezik"}'},
+    ]
+    assert conversation_texts(messages) == ["Bu ilaç nedir?", "Majezik: flurbiprofen.", '{"drug": "Majezik"}']
+
+
+# --- the real default model (adapter merged) under the constraint -------------------------------------------
+
+# Questions whose names the adapter misspelled or invented without the constraint (eval/results predictions:
+# "Lasartan", "Doperidon", "Ace", "losan").
+QUESTIONS = [
+    "What kind of medicine is Losartan?",
+    "elimde Domperidon var, ne işe yarar?",
+    "Aksef neyin muadili, etken maddesi ne?",
+    "Does losartan potassium interact with Lanoxin?",
+]
+
+
+@pytest.fixture(scope="module")
+def default_model():
+    from agent.models import load_model
+
+    return load_model(None, device="cpu")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_the_default_model_calls_tools_with_names_the_patient_wrote(default_model, question):
+    from agent.agent import Agent
+
+    model, tokenizer = default_model
+    result = Agent(model, tokenizer, max_new_tokens=96, max_steps=2).run(question)
+    names = []
+    for message in result.messages:
+        for call in message.get("tool_calls") or []:
+            arguments = json.loads(call["function"]["arguments"])
+            names += [arguments["drug"]] if "drug" in arguments else arguments.get("drugs", [])
+    assert names, result.messages
+    assert all(n in question or n in question.title() for n in names), names
