@@ -88,6 +88,10 @@ class _Vocab:
                     if after.fullmatch(data[quote + 1 :]):
                         closing.setdefault(data[:quote], []).append(token_id)
         self.longest = max((len(b) for b in self.by_bytes), default=0)
+        # every proper prefix of a token's bytes (or of a closing token's name part): a walk stops outside it
+        self.prefixes = {
+            key[:i] for key in (*self.by_bytes, *self.closing[0], *self.closing[1]) for i in range(len(key))
+        }
 
 
 @lru_cache(maxsize=4)
@@ -145,7 +149,7 @@ class GroundedNames:
             rest = self.haystack[start + len(value) : start + len(value) + self.vocab.longest]
             for depth in range(len(rest) + 1):
                 head = rest[:depth]
-                if depth and b"\n" in head[-1:]:
+                if depth and (head[-1:] == b"\n" or head[:-1] not in self.vocab.prefixes):
                     break
                 # a name ends where a word ends ("Losa" is not a name in "Losartan")
                 end = start + len(value) + depth
