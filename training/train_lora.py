@@ -397,6 +397,87 @@ def _fmt(value) -> str:
     return str(value)
 
 
+def _loss(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
+
+
+def _card_data_section(info: dict) -> list[str]:
+    """The card's data paragraph; a second-stage adapter names both stages' data."""
+    first = (info.get("init_adapter") or {}).get("training_info")
+    stage1 = first or info
+
+    def amount(i: dict) -> str:
+        return (
+            f"{i.get('conversations')} synthetic conversations ({i.get('tokens')} tokens, {i.get('loss_tokens')} "
+            f"of them in the loss; the run saw {i.get('conversations_seen', i.get('conversations'))} of them)"
+        )
+
+    lines = [
+        f"`training/generate_data.py` (seeded): {amount(stage1)}, 3-6 exchanges each and the patient's next message,",
+        "rendered with the repo's `train` template exactly as the agent prompts (same system prompt, tools block and",
+        "message shapes). Every tool result is a real call of `agent.tools`; answers restate its key fact. Turns:",
+        "every tool, parallel calls, multi-step (search, then interactions), unknown/ambiguous names and tool",
+        "errors, dosing with caps and refer-to-doctor, greetings, thanks, off-topic and refused requests, optional",
+        "`@THOUGHT` and `@REFERENCE`. Held out for evaluation: 17 active ingredients (all their names and brands),",
+        "4 brands of paracetamol/ibuprofen, and 2 question templates per intent and language.",
+    ]
+    if first:
+        lines += [
+            "",
+            f"Second stage: `training/generate_data.py --extended`, {amount(info)}, 4-8 exchanges each:",
+            "the same drugs and tools, plus training-only question templates (`training/phrasings.py`), openers",
+            "and other words for the label sections, more weight on the intents the first stage got wrong.",
+        ]
+    return lines
+
+
+def _card_recipe_section(info: dict) -> list[str]:
+    """The card's recipe paragraph and commands; a second-stage adapter gives both runs."""
+    first = (info.get("init_adapter") or {}).get("training_info")
+
+    def run(i: dict) -> str:
+        stop = i.get("steps")
+        schedule = i.get("schedule_steps") or stop
+        steps = f"{stop} steps" if schedule == stop else f"{stop} of {schedule} scheduled steps (time limit)"
+        return (
+            f"lr {i.get('lr')} cosine, batch {i.get('batch_size')} x {i.get('grad_accum')} accumulation, "
+            f"{steps} ({i.get('epochs')} epoch), seed {i.get('seed')}, "
+            f"{'bf16 autocast' if i.get('bf16') else 'fp32'} on {i.get('device')}; "
+            f"loss {_loss(i.get('first_loss'))} -> {_loss(i.get('last_loss'))}; "
+            f"wall time {i.get('wall_seconds')} s on a shared 2-core CPU"
+        )
+
+    lines = [
+        f"TRL {info.get('trl')} `SFTTrainer`; loss on each assistant turn (the train template's `{{% generation %}}`",
+        "mask) and on its stop, the `@PATIENT` / `@TOOL_RESPONSE` marker that follows it; logits only at loss",
+        f"positions. peft {info.get('peft')} LoRA r={info.get('rank')}, alpha={info.get('alpha')}, "
+        f"dropout={info.get('dropout')} on all linear layers.",
+        "",
+    ]
+    if not first:
+        return lines + [
+            f"Run: {run(info)}.",
+            "",
+            "```bash",
+            "python training/generate_data.py && python training/train_lora.py --out adapter/",
+            "```",
+        ]
+    stop = info.get("steps")
+    schedule = info.get("schedule_steps") or stop
+    return lines + [
+        f"Stage 1: {run(first)}.",
+        "",
+        f"Stage 2, from the stage-1 adapter: {run(info)}.",
+        "",
+        "```bash",
+        "python training/generate_data.py && python training/train_lora.py --out runs/stage1/",
+        "python training/generate_data.py --extended --out training/data/train_extended.jsonl",
+        "python training/train_lora.py --data training/data/train_extended.jsonl --init-adapter runs/stage1/ \\",
+        f"    --lr {info.get('lr')} --max-steps {schedule} --stop-at-step {stop} --out adapter/",
+        "```",
+    ]
+
+
 def write_card(out: Path, info: dict, base: dict | None = None, tuned: dict | None = None) -> Path:
     """adapter/README.md: front matter, data, recipe, wall time and (when given) base vs adapter scores."""
     lines = [
@@ -413,32 +494,11 @@ def write_card(out: Path, info: dict, base: dict | None = None, tuned: dict | No
         "",
         "## Data",
         "",
-        f"`training/generate_data.py` (seeded): {info.get('conversations')} synthetic conversations "
-        f"({info.get('tokens')} tokens, {info.get('loss_tokens')} of them in the loss; the run saw "
-        f"{info.get('conversations_seen', info.get('conversations'))} of them), 3-6 exchanges each and the patient's "
-        "next message,",
-        "rendered with the repo's `train` template exactly as the agent prompts (same system prompt, tools block and",
-        "message shapes). Every tool result is a real call of `agent.tools`; answers restate its key fact. Turns:",
-        "every tool, parallel calls, multi-step (search, then interactions), unknown/ambiguous names and tool",
-        "errors, dosing with caps and refer-to-doctor, greetings, thanks, off-topic and refused requests, optional",
-        "`@THOUGHT` and `@REFERENCE`. Held out for evaluation: 17 active ingredients (all their names and brands),",
-        "4 brands of paracetamol/ibuprofen, and 2 question templates per intent and language.",
+        *_card_data_section(info),
         "",
         "## Recipe",
         "",
-        f"TRL {info.get('trl')} `SFTTrainer`; loss on each assistant turn (the train template's `{{% generation %}}`",
-        "mask) and on its stop, the `@PATIENT` / `@TOOL_RESPONSE` marker that follows it; logits only at loss",
-        f"positions. peft {info.get('peft')} LoRA r={info.get('rank')}, "
-        f"alpha={info.get('alpha')}, dropout={info.get('dropout')} on all linear layers; lr {info.get('lr')} "
-        f"cosine, batch {info.get('batch_size')} x {info.get('grad_accum')} accumulation, "
-        f"{info.get('steps')} steps ({info.get('epochs')} epoch), seed {info.get('seed')}, "
-        f"{'bf16 autocast' if info.get('bf16') else 'fp32'} on {info.get('device')}. "
-        f"Loss {info.get('first_loss')} -> {info.get('last_loss')}. Wall time {info.get('wall_seconds')} s "
-        "on a shared 2-core CPU.",
-        "",
-        "```bash",
-        "python training/generate_data.py && python training/train_lora.py --out adapter/",
-        "```",
+        *_card_recipe_section(info),
     ]
     if base or tuned:
         lines += [
