@@ -26,6 +26,12 @@ _OPEN_VALUE = (
     re.compile(rb'"drug"\s*:\s*"([^"\\]*)\Z'),
     re.compile(rb'"drugs"\s*:\s*\[\s*(?:"[^"\\]*"\s*,\s*)*"([^"\\]*)\Z'),
 )
+# Right after a name's closing quote, the JSON must go on as _AFTER_CLOSE says (a small model that was made to
+# stop a name early can lose count of its brackets)
+_CLOSED_VALUE = (
+    re.compile(rb'"drug"\s*:\s*"[^"\\]*"\s*\Z'),
+    re.compile(rb'"drugs"\s*:\s*\[\s*(?:"[^"\\]*"\s*,\s*)*"[^"\\]*"\s*\Z'),
+)
 _TOOL_CALL = b"@TOOL_CALL"
 # What may follow a name's closing quote inside the same token, for "drug" and for "drugs": the JSON that
 # closes the arguments, or a comma (and, in a list, the next name's quote)
@@ -87,6 +93,11 @@ class _Vocab:
                 for closing, after in zip(self.closing, _AFTER_CLOSE, strict=True):
                     if after.fullmatch(data[quote + 1 :]):
                         closing.setdefault(data[:quote], []).append(token_id)
+        # tokens that may follow a closed name ("drug", "drugs"): punctuation only, no empty token
+        self.after_close = tuple(
+            [i for i, data in enumerate(self.bytes_of) if data and data.strip() and after.fullmatch(data)]
+            for after in _AFTER_CLOSE
+        )
         self.longest = max((len(b) for b in self.by_bytes), default=0)
         # every proper prefix of a token's bytes (or of a closing token's name part): a walk stops outside it
         self.prefixes = {
@@ -137,10 +148,24 @@ class GroundedNames:
                 return m.group(1), kind
         return None
 
+    def closed_value(self) -> int | None:
+        """0 ("drug") or 1 ("drugs") right after a name's closing quote (and spaces), else None."""
+        start = self._generated.rfind(_TOOL_CALL)
+        if start < 0:
+            return None
+        tail = bytes(self._generated[start:])
+        for kind, pattern in enumerate(_CLOSED_VALUE):
+            if pattern.search(tail):
+                return kind
+        return None
+
     def allowed(self) -> list[int] | None:
         """Token ids allowed next, or None when unconstrained (outside a name, or no grounded way on)."""
         found = self.open_value()
-        if found is None or not self.haystack:
+        if found is None:
+            closed = self.closed_value()
+            return None if closed is None else (self.vocab.after_close[closed] or None)
+        if not self.haystack:
             return None
         value, kind = found
         closing = self.vocab.closing[kind]

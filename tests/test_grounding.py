@@ -59,6 +59,15 @@ def test_a_name_closes_only_at_a_word_end_with_the_right_bracket(smollm_tokenize
     assert '"' in question and '?"' not in question  # a name does not end in punctuation
 
 
+def test_after_a_name_the_json_closes_the_right_bracket(smollm_tokenizer):
+    sources = ["hem Furosemid hem İzosorbid mononitrat kullanmam sakıncalı mı?"]
+    listed = allowed_texts(smollm_tokenizer, fed(smollm_tokenizer, sources, PAIR + 'hem Furosemid", "sakıncalı mı"'))
+    assert {",", "]"} <= listed and "}}" not in listed and "}" not in listed  # the model once wrote "}}" here
+    single = allowed_texts(smollm_tokenizer, fed(smollm_tokenizer, sources, CALL + 'Furosemid"'))
+    assert {",", "}", "}}"} <= single and "]" not in single
+    assert fed(smollm_tokenizer, sources, CALL + 'Furosemid"}').allowed() is None
+
+
 def test_each_name_of_a_list_is_grounded(smollm_tokenizer):
     sources = ["Hem Cipralex hem Rivaroksaban kullanmam sakıncalı mı?"]
     texts = allowed_texts(smollm_tokenizer, fed(smollm_tokenizer, sources, PAIR + 'Cipralex", "'))
