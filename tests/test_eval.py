@@ -337,7 +337,11 @@ def test_model_answer_is_scored_before_the_dose_check():
 RESULTS = Path(__file__).resolve().parent.parent / "eval" / "results"
 
 
-@pytest.mark.parametrize("name", ["base", "adapter", "extended"])
+# The README's results table, column by column (the default adapter is "adapter"; the card shows base and adapter)
+README_COLUMNS = ["base", "stage1", "stage1_grounded", "extended", "adapter"]
+
+
+@pytest.mark.parametrize("name", README_COLUMNS)
 def test_committed_summary_rescores_from_the_committed_predictions(name):
     summary = json.loads((RESULTS / f"{name}_summary.json").read_text(encoding="utf-8"))
     cases = ev.read_jsonl(RESULTS.parent / "cases.jsonl")
@@ -359,10 +363,15 @@ def test_readme_and_adapter_card_show_the_committed_scores():
     for key, label in train_lora.CARD_METRICS:
         row = f"| {label} | {train_lora._fmt(base[key])} | {train_lora._fmt(tuned[key])} |"
         assert row in card, row
-        assert any(line.startswith(row) for line in readme.splitlines()), row
-    # The README's third column: the extended-recipe experiment (not the default adapter).
-    extended = json.loads((RESULTS / "extended_summary.json").read_text(encoding="utf-8"))
+    summaries = [json.loads((RESULTS / f"{n}_summary.json").read_text(encoding="utf-8")) for n in README_COLUMNS]
     for key, label in train_lora.CARD_METRICS:
-        cells = [train_lora._fmt(s[key]) for s in (base, tuned, extended)]
-        row = f"| {label} | {' | '.join(cells)} |"
+        row = f"| {label} | {' | '.join(train_lora._fmt(s[key]) for s in summaries)} |"
         assert any(line.startswith(row) for line in readme.splitlines()), row
+
+
+def test_committed_runs_say_how_they_were_run():
+    """The default adapter's run had grounded names on; the runs before that option existed had them off."""
+    settings = {n: json.loads((RESULTS / f"{n}_summary.json").read_text(encoding="utf-8")) for n in README_COLUMNS}
+    assert settings["adapter"]["grounded_names"] is True and settings["stage1_grounded"]["grounded_names"] is True
+    assert all("grounded_names" not in settings[n] for n in ("base", "stage1", "extended"))
+    assert settings["base"]["examples"] and not settings["adapter"]["examples"]

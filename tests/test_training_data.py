@@ -209,8 +209,8 @@ def test_extended_recipe_adds_phrasings_and_leaves_the_default_data_alone(names,
     assert not gen.extended
 
 
-# sha256 of `generate_data.py` output (training/data/train.jsonl): the data the committed adapter (default) and the
-# extended experiment (eval/results/extended_*) were trained on. A change here means they no longer reproduce.
+# sha256 of `generate_data.py` output: the data of the committed adapter's stage 1 (default) and stage 2 (--extended),
+# which the extended-alone run (eval/results/extended_*) also trained on. A change here means they no longer reproduce.
 TRAIN_DATA_SHA256 = {
     False: "e39bc8f865176cc4469450f94a7d0d5932c097b3118403eb99145e3bcb8e57d7",
     True: "38a569c41b3996c25c83f2afe6bced44c847ef26db2962cdabf44a0f1958bd47",

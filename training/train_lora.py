@@ -397,6 +397,10 @@ def _fmt(value) -> str:
     return str(value)
 
 
+def _on(grounded: bool | None) -> str:
+    return "on" if grounded else "off (the run predates the option)" if grounded is None else "off"
+
+
 def _loss(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.4f}"
 
@@ -507,7 +511,9 @@ def write_card(out: Path, info: dict, base: dict | None = None, tuned: dict | No
             "",
             f"`python -m agent.eval eval/cases.jsonl` on {(tuned or base or {}).get('cases')} held-out cases",
             "(drugs and question templates never seen in training; TR and EN; every tool and no-tool turns). The",
-            "base model gets the one-shot worked example, as the CLI gives it; the adapter gets none.",
+            "base model gets the one-shot worked example, as the CLI gives it; the adapter gets none. Grounded",
+            f"medicine names (`agent/grounding.py`): {_on((tuned or {}).get('grounded_names'))} for the adapter, "
+            f"{_on((base or {}).get('grounded_names'))} for the base model.",
             "",
             "| metric | base (one-shot) | base + adapter |",
             "|---|---|---|",
