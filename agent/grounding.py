@@ -186,13 +186,13 @@ class GroundedNames:
                     ids.update(self.vocab.by_bytes.get(head, ()))
         return sorted(ids) or None  # never a dead end: with nothing grounded, the model goes on unconstrained
 
-    def _occurrences(self, value: bytes) -> Iterable[int]:
-        hay = self.haystack
-        if not value:  # a name starts at a word start
-            return (i for i in range(len(hay)) if _is_word_byte(hay[i]) and (i == 0 or not _is_word_byte(hay[i - 1])))
-        found, i = [], hay.find(value)
-        while i >= 0:
-            found.append(i)
+    def _occurrences(self, value: bytes) -> list[int]:
+        """Where value occurs in the haystack at a word start (a name starts at a word start)."""
+        hay, found = self.haystack, []
+        i = hay.find(value)
+        while 0 <= i < len(hay):
+            if _is_word_byte(hay[i]) and (i == 0 or not _is_word_byte(hay[i - 1])):
+                found.append(i)
             i = hay.find(value, i + 1)
         return found
 

@@ -47,6 +47,14 @@ def test_a_misspelled_continuation_is_not_allowed(smollm_tokenizer):
     assert "os" in texts and "as" not in texts
 
 
+def test_a_name_goes_on_only_from_a_word_start(smollm_tokenizer):
+    sources = ['{"usage": "Antifungal medicine", "also": "dolven"}']
+    started = allowed_texts(smollm_tokenizer, fed(smollm_tokenizer, sources, PAIR + 'Fluconazole", "d'))
+    assert "ol" in started and "ic" not in started  # "icine" follows a "d" inside "medicine" only
+    # the model once wrote "dicine" this way; a value grounded nowhere leaves the model unconstrained
+    assert fed(smollm_tokenizer, sources, PAIR + 'Fluconazole", "di').allowed() is None
+
+
 def test_a_name_closes_only_at_a_word_end_with_the_right_bracket(smollm_tokenizer):
     sources = ["emzirme döneminde Singulair güvenli mi?"]
     inside = allowed_texts(smollm_tokenizer, fed(smollm_tokenizer, sources, CALL + "Singul"))
