@@ -137,24 +137,23 @@ class GroundedNames:
         data = self.vocab.bytes_of[token_id] if token_id < len(self.vocab.bytes_of) else None
         self._generated += data or b""
 
+    def _call_tail(self) -> bytes | None:
+        """The text generated since the last @TOOL_CALL marker, or None before one."""
+        start = self._generated.rfind(_TOOL_CALL)
+        return None if start < 0 else bytes(self._generated[start:])
+
     def open_value(self) -> tuple[bytes, int] | None:
         """The bytes of the name value being written and 0 ("drug") or 1 ("drugs"), or None outside one."""
-        start = self._generated.rfind(_TOOL_CALL)
-        if start < 0:
-            return None
-        tail = bytes(self._generated[start:])
-        for kind, pattern in enumerate(_OPEN_VALUE):
+        tail = self._call_tail()
+        for kind, pattern in enumerate(_OPEN_VALUE if tail else ()):
             if m := pattern.search(tail):
                 return m.group(1), kind
         return None
 
     def closed_value(self) -> int | None:
         """0 ("drug") or 1 ("drugs") right after a name's closing quote (and spaces), else None."""
-        start = self._generated.rfind(_TOOL_CALL)
-        if start < 0:
-            return None
-        tail = bytes(self._generated[start:])
-        for kind, pattern in enumerate(_CLOSED_VALUE):
+        tail = self._call_tail()
+        for kind, pattern in enumerate(_CLOSED_VALUE if tail else ()):
             if pattern.search(tail):
                 return kind
         return None
