@@ -401,6 +401,11 @@ def _on(grounded: bool | None) -> str:
     return "on" if grounded else "off (the run predates the option)" if grounded is None else "off"
 
 
+def _steps(info: dict) -> tuple[int | None, int | None]:
+    """(steps run, steps the learning-rate schedule spans): they differ when a run was stopped early."""
+    return info.get("steps"), info.get("schedule_steps") or info.get("steps")
+
+
 def _loss(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.4f}"
 
@@ -440,8 +445,7 @@ def _card_recipe_section(info: dict) -> list[str]:
     first = (info.get("init_adapter") or {}).get("training_info")
 
     def run(i: dict) -> str:
-        stop = i.get("steps")
-        schedule = i.get("schedule_steps") or stop
+        stop, schedule = _steps(i)
         steps = f"{stop} steps" if schedule == stop else f"{stop} of {schedule} scheduled steps (time limit)"
         return (
             f"lr {i.get('lr')} cosine, batch {i.get('batch_size')} x {i.get('grad_accum')} accumulation, "
@@ -466,8 +470,7 @@ def _card_recipe_section(info: dict) -> list[str]:
             "python training/generate_data.py && python training/train_lora.py --out adapter/",
             "```",
         ]
-    stop = info.get("steps")
-    schedule = info.get("schedule_steps") or stop
+    stop, schedule = _steps(info)
     return lines + [
         f"Stage 1: {run(first)}.",
         "",
