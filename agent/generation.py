@@ -51,8 +51,11 @@ class StopDetector:
     own markers ("@PA" is @PATIENT, "@P" could still be @PHARMACIST), and the cut drops it together with
     the newlines before it. An own block that the template could not write next in the same turn (a second
     @PHARMACIST, a @THOUGHT after the answer) starts the next turn and is cut the same way. After a
-    "@TOOL_CALL" line, the first top-level JSON object is tracked (strings and backslash escapes included)
-    and the cut lands right after its closing brace.
+    "@TOOL_CALL" line, the first top-level JSON object is tracked (strings and backslash escapes included).
+    Tool calls are the last blocks of a turn, and a turn may hold several (parallel calls): after a closed
+    call only blank lines and another "@TOOL_CALL" line may follow, so the stop is decided at the first
+    character that rules that out (or by finish(), at EOS), and the cut lands right after the last closing
+    brace.
     """
 
     def __init__(self, prompt: str = "") -> None:
@@ -68,6 +71,7 @@ class StopDetector:
         self._depth = 0
         self._in_string = False
         self._escape = False
+        self._call_end: int | None = None  # cut after the last closed tool call, while another may follow
 
     def feed(self, piece: str) -> Stop | None:
         """Append piece; return the Stop as soon as one is detected (then ignore further text)."""
@@ -76,16 +80,40 @@ class StopDetector:
         start = len(self.text)
         self.text += piece
         for i, ch in enumerate(piece, start):
-            self.stop = self._json_step(i, ch) or self._line_step(i, ch)
+            if self._call_end is not None and not self._another_call_may_follow(i):
+                self.stop = Stop("tool_call", self._call_end)
+            else:
+                self.stop = self._json_step(i, ch) or self._line_step(i, ch)
             if self.stop is not None:
                 return self.stop
         return None
+
+    def finish(self) -> Stop | None:
+        """Generation ended (EOS or the token budget): a closed tool call that awaited a next one is the stop."""
+        if self.stop is None and self._call_end is not None:
+            self.stop = Stop("tool_call", self._call_end)
+        return self.stop
+
+    def _another_call_may_follow(self, i: int) -> bool:
+        """Whether text[_call_end:i+1] (after a closed call) is still blank lines and the start of a @TOOL_CALL line."""
+        tail = self.text[self._call_end : i + 1]
+        if not tail.strip():
+            return True
+        newline = tail.rfind("\n", 0, len(tail) - len(tail.lstrip()))
+        if newline < 0:  # text on the line of the closing brace
+            return False
+        line = tail[newline + 1 :]
+        if len(line) <= len(TOOL_CALL):
+            return TOOL_CALL.startswith(line)
+        return line.startswith(TOOL_CALL) and not line[len(TOOL_CALL) :].strip(" \t\n")
 
     @property
     def safe_len(self) -> int:
         """Length of the text prefix that no later stop can cut: what may be shown to the user."""
         if self.stop is not None:
             return self.stop.cut
+        if self._call_end is not None:  # the turn may end here: what follows is shown once a call confirms it
+            return self._call_end
         if self._line_open:  # a marker may be forming: hold back the line and the newlines before it
             return self._before_line()
         return len(self.text)
@@ -114,13 +142,13 @@ class StopDetector:
         elif ch == "}" and self._depth:
             self._depth -= 1
             if self._depth == 0:
-                return Stop("tool_call", i + 1)
+                self._call_end = i + 1
         return None
 
     def _line_step(self, i: int, ch: str) -> Stop | None:
         if ch == "\n":
             if self._line.rstrip() == TOOL_CALL and not self._depth:
-                self._json_armed = True
+                self._json_armed, self._call_end = True, None
             self._line_start, self._line, self._line_open = i + 1, "", True
             return None
         if len(self._line) < _MAX_MARKER_LINE:
@@ -183,7 +211,7 @@ class IncrementalDecoder:
 class GenerationResult:
     """One agent step's output and where its time went."""
 
-    text: str  # generated text, cut at the stop (a tool call ends exactly at its closing "}")
+    text: str  # generated text, cut at the stop (tool calls end exactly at the last one's closing "}")
     stop_reason: str  # "eos" | "max_new_tokens" | "tool_call" | "foreign_block" | "next_turn"
     token_ids: list[int]  # every token sampled this step, an EOS that ended it included
     prompt_tokens: int  # tokens in this step's prompt
@@ -276,7 +304,7 @@ class CachedGenerator:
         next_text: str | None = None,
         constraint: GroundedNames | None = None,
     ) -> GenerationResult:
-        """Continue prompt until EOS, max_new_tokens, a closed tool call or a foreign block.
+        """Continue prompt until EOS, max_new_tokens, the end of the turn's tool calls or a foreign block.
 
         temperature 0 is greedy; otherwise sample with temperature/top_p from a generator seeded with
         seed. on_text receives the text as it becomes final (never a marker being formed); the pieces
@@ -338,6 +366,9 @@ class CachedGenerator:
                 break
             logits = self._forward([token])  # only now: no forward pass is ever wasted after a stop
 
+        if stop is None and detector.finish() is not None:  # EOS or the budget right after a closed call
+            stop = detector.stop
+            reason = stop.reason
         if stop is not None:
             text = detector.text[: stop.cut]
             # Keep in the cache only the generated ids that lie wholly inside the returned text.

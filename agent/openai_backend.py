@@ -3,7 +3,7 @@
 The agent renders the PPSF prompt and parses the reply itself; the server only continues text, through the
 **completions** endpoint (not chat: a chat endpoint would re-render the conversation with the server's own
 template). The reply is streamed through the same StopDetector as the local engine, and the stream is
-closed the moment it fires, so the server stops decoding at a closed tool call or a foreign block.
+closed the moment it fires, so the server stops decoding after the turn's tool calls or at a foreign block.
 """
 
 from __future__ import annotations
@@ -186,7 +186,7 @@ class OpenAIGenerator:
             self._request(read)
         finally:
             stream.close()
-        stop = detector.stop
+        stop = detector.finish()  # a stream that ended right after a closed tool call stops there
         text = detector.text[: stop.cut] if stop is not None else detector.text
         if on_text is not None and len(text) > streamed:
             on_text(text[streamed:])

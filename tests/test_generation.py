@@ -54,6 +54,7 @@ TOOL_CALLS = [
 
 @pytest.mark.parametrize("call", TOOL_CALLS)
 def test_tool_call_stops_at_the_closing_brace(call: str):
+    """The stop's cut is right after the brace; what decides it is the next block's marker."""
     text = call + "\n\n@TOOL_RESPONSE\n{}"
     assert detect(text) == Stop("tool_call", json_end(call)) == Stop("tool_call", len(call))
     json.loads(call[call.index("{") :])  # the cut leaves exactly one valid object
@@ -63,7 +64,39 @@ def test_tool_call_stop_fed_character_by_character():
     call = TOOL_CALLS[2]
     detector = StopDetector()
     stops = [detector.feed(ch) for ch in call + "\n\nmore"]
-    assert stops.index(Stop("tool_call", len(call))) == len(call) - 1  # decided on the "}" itself
+    # Decided on the "m": until then a second @TOOL_CALL could have followed.
+    assert stops.index(Stop("tool_call", len(call))) == len(call + "\n\n")
+    assert detector.safe_len == len(call)
+
+
+PARALLEL = '@TOOL_CALL\n{"name": "a", "arguments": {}}\n\n@TOOL_CALL\n{"name": "b", "arguments": {"x": "}"}}'
+
+
+@pytest.mark.parametrize(
+    "after",
+    ["\n\n@TOOL_RESPONSE\n{}", "\n\n@PATIENT\n", "\n\n@PHARMACIST\nx", "\n\nmetin", " metin", "\n@TOOL_CALLS\n"],
+)
+def test_parallel_tool_calls_stop_after_the_last(after: str):
+    assert detect(PARALLEL + after) == Stop("tool_call", len(PARALLEL))
+    assert detect(*PARALLEL, *after) == Stop("tool_call", len(PARALLEL))  # a character at a time
+
+
+def test_closed_call_waits_for_a_possible_next_one():
+    first = PARALLEL[: PARALLEL.index("}}") + 2]
+    detector = StopDetector()
+    for text in (first, "\n", "\n@TOOL_", "CALL "):
+        assert detector.feed(text) is None
+        assert detector.safe_len == len(first)  # nothing after the first call is shown yet
+    assert detector.feed("\n{") is None
+    assert detector.safe_len == len(detector.text)  # the second call is confirmed
+    assert detector.finish() is None  # an unfinished second call is no stop
+
+
+@pytest.mark.parametrize("tail", ["", "\n\n", "\n\n@TOOL_C"])
+def test_finish_after_a_closed_call_is_the_tool_call_stop(tail: str):
+    detector = StopDetector()
+    assert detector.feed(PARALLEL + tail) is None
+    assert detector.finish() == Stop("tool_call", len(PARALLEL)) == detector.stop
 
 
 @pytest.mark.parametrize(
@@ -163,7 +196,7 @@ def test_marker_split_across_chunks():
     answer = "@PHARMACIST\nTamam."
     assert detect(answer + "\n", "\n@", "P", "ATI", "ENT\n") == Stop("foreign_block", len(answer))
     call = '@TOOL_CALL\n{"a": "}"}'
-    assert detect("@TOOL_", 'CALL\n{"a": "}', '"', "}") == Stop("tool_call", len(call))
+    assert detect("@TOOL_", 'CALL\n{"a": "}', '"', "}", "\n", "\n@", "TOOL_R") == Stop("tool_call", len(call))
 
 
 SAMPLES = [
@@ -335,8 +368,9 @@ def test_stops_when_the_tool_call_closes(tiny, scripted):
     pieces: list[str] = []
     result = generator.generate(PROMPT, max_new_tokens=200, on_text=pieces.append)
     assert (result.stop_reason, result.text) == ("tool_call", call)
-    needed = tokens_to_cover(tokenizer, ids, len(call))
-    assert result.token_ids == ids[:needed]  # nothing decoded after the closing brace
+    # Nothing decoded after "@TOOL_R", the first text that rules out a second @TOOL_CALL.
+    needed = tokens_to_cover(tokenizer, ids, len(call + "\n\n@TOOL_R"))
+    assert result.token_ids == ids[:needed]
     assert len(calls) == result.decoded_tokens == needed  # one prefill + one forward per later token
     assert "".join(pieces) == call
     prompt_ids = tokenizer(PROMPT, add_special_tokens=False)["input_ids"]
@@ -344,6 +378,22 @@ def test_stops_when_the_tool_call_closes(tiny, scripted):
     assert cached[: len(prompt_ids)] == prompt_ids
     assert call.startswith(tokenizer.decode(cached[len(prompt_ids) :]))  # nothing past the cut
     assert generator._cache.get_seq_length() == len(cached)
+
+
+@pytest.mark.parametrize("end", ["\n\n@TOOL_RESPONSE\n{}\n", "eos"])
+def test_parallel_calls_come_back_whole(tiny, scripted, end: str):
+    lm, tokenizer = tiny
+    ids = tokenizer(PARALLEL + ("\n\n" if end == "eos" else end), add_special_tokens=False)["input_ids"]
+    if end == "eos":
+        ids.append(tokenizer.eos_token_id)
+    scripted(ids)
+    generator = CachedGenerator(lm, tokenizer)
+    pieces: list[str] = []
+    result = generator.generate(PROMPT, max_new_tokens=200, on_text=pieces.append)
+    assert (result.stop_reason, result.text) == ("tool_call", PARALLEL)
+    assert "".join(pieces) == PARALLEL
+    prompt_len = len(tokenizer(PROMPT, add_special_tokens=False)["input_ids"])
+    assert PARALLEL.startswith(tokenizer.decode(generator.cached_ids[prompt_len:]))  # nothing past the cut
 
 
 def test_stops_at_a_foreign_block_and_never_streams_it(tiny, scripted):

@@ -202,12 +202,20 @@ def chunk(text: str | None = None, finish: str | None = None, usage: dict | None
 
 
 def test_the_stream_is_closed_at_the_stop_and_read_no_further(tokenizer):
-    client = FakeClient([chunk('@TOOL_CALL\n{"name": "x", "arguments": {}}\n\n@TOOL'), chunk("_RESPONSE\n{}")])
+    call = '@TOOL_CALL\n{"name": "x", "arguments": {}}'
+    client = FakeClient([chunk(call + "\n\n@TOOL"), chunk("_RESPONSE\n{}"), chunk("\n\n@PATIENT\nx")])
     result = OpenAIGenerator("m", tokenizer, client=client).generate("@FORMAT PPSF/1.0\n\n", max_new_tokens=50)
-    assert (result.stop_reason, result.text) == ("tool_call", '@TOOL_CALL\n{"name": "x", "arguments": {}}')
-    assert client.read == 1 and client.closed
+    assert (result.stop_reason, result.text) == ("tool_call", call)
+    assert client.read == 2 and client.closed  # "@TOOL_R" ruled out a second call
     (params,) = client.params
     assert params["stream"] and params["stream_options"] == {"include_usage": True} and params["max_tokens"] == 50
+
+
+def test_parallel_calls_from_a_stream_that_ends_after_them(tokenizer):
+    calls = '@TOOL_CALL\n{"name": "x", "arguments": {}}\n\n@TOOL_CALL\n{"name": "y", "arguments": {}}'
+    client = FakeClient([chunk(calls[:30]), chunk(calls[30:] + "\n\n", finish="stop")])
+    result = OpenAIGenerator("m", tokenizer, client=client).generate("@FORMAT PPSF/1.0\n\n", max_new_tokens=50)
+    assert (result.stop_reason, result.text) == ("tool_call", calls)
 
 
 def test_usage_sent_after_the_last_choice_is_used(tokenizer):
