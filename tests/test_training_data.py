@@ -209,6 +209,26 @@ def test_extended_recipe_adds_phrasings_and_leaves_the_default_data_alone(names,
     assert not gen.extended
 
 
+def test_weights_reshape_the_mix_and_reject_unknown_intents(names):
+    def share(convs: list[dict], intent: str) -> float:
+        intents = [i for c in convs for i in c["meta"]["intents"]]
+        return intents.count(intent) / len(intents)
+
+    plain = gd.train_conversations(30, seed=5, names=names, extended=True)
+    focused = gd.train_conversations(30, seed=5, names=names, extended=True, weights={"refusal": 60})
+    assert share(focused, "refusal") > 0.3 > 0.1 > share(plain, "refusal")
+    assert plain == gd.train_conversations(30, seed=5, names=names, extended=True, weights={})
+    with pytest.raises(ValueError, match="unknown intent.*parallel.*known: usage"):
+        gd.Generator("train", __import__("random").Random(0), names, weights={"parallel": 1})
+
+
+@pytest.mark.parametrize("text", ["two_usage", "=3", "refusal=-1", "refusal=x", "a=1,"])
+def test_weights_argument_errors_name_the_item(text: str):
+    with pytest.raises(Exception, match="expected intent=weight"):
+        gd.parse_weights(text)
+    assert gd.parse_weights("two_usage=14, refusal=2.5") == {"two_usage": 14.0, "refusal": 2.5}
+
+
 # sha256 of `generate_data.py` output: the data of the committed adapter's stage 1 (default) and stage 2 (--extended),
 # which the extended-alone run (eval/results/extended_*) also trained on. A change here means they no longer reproduce.
 TRAIN_DATA_SHA256 = {

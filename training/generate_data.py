@@ -893,10 +893,17 @@ THOUGHTS = {
 class Generator:
     """Draws exchanges for one split (train or eval) with its own drugs and templates."""
 
-    def __init__(self, split: str, rng: random.Random, names: Names, extended: bool = False) -> None:
+    def __init__(
+        self, split: str, rng: random.Random, names: Names, extended: bool = False, weights: dict | None = None
+    ) -> None:
         self.split, self.rng, self.names = split, rng, names
         # The "extended" recipe (training only): phrasings.py's templates, openers and section words, MIX_EXTENDED.
         self.extended = extended and split == "train"
+        mix = dict(self.MIX_EXTENDED if self.extended else self.MIX)
+        unknown = sorted(set(weights or {}) - set(mix))
+        if unknown:
+            raise ValueError(f"unknown intent(s) in weights: {', '.join(unknown)}; known: {', '.join(mix)}")
+        self.mix = list((mix | (weights or {})).items())
         self.templates: list[str] = []  # every question template used, in order (for the split checks)
 
     def q(self, intent: str, lang: str, **kw: Any) -> str:
@@ -1176,7 +1183,7 @@ class Generator:
         return getattr(self, kind)(lang)
 
     def draw(self, lang: str) -> Exchange:
-        kinds, weights = zip(*(self.MIX_EXTENDED if self.extended else self.MIX), strict=True)
+        kinds, weights = zip(*self.mix, strict=True)
         return self.exchange(self.rng.choices(kinds, weights)[0], lang)
 
 
@@ -1257,9 +1264,11 @@ def eval_cases(seed: int, names: Names | None = None) -> list[dict]:
     return cases
 
 
-def train_conversations(n: int, seed: int, names: Names | None = None, extended: bool = False) -> list[dict]:
+def train_conversations(
+    n: int, seed: int, names: Names | None = None, extended: bool = False, weights: dict[str, float] | None = None
+) -> list[dict]:
     rng = random.Random(seed)
-    gen = Generator("train", rng, names or build_names(), extended)
+    gen = Generator("train", rng, names or build_names(), extended, weights)
     return [conversation(gen, rng) for _ in range(n)]
 
 
@@ -1272,6 +1281,21 @@ def split_report(names: Names | None = None) -> dict:
         for s in ("train", "eval")
     }
     return {"drugs": drugs, "templates": templates}
+
+
+def parse_weights(text: str) -> dict[str, float]:
+    """Parse "two_usage=14,refusal=10" into {"two_usage": 14.0, "refusal": 10.0} (an argparse type)."""
+    weights: dict[str, float] = {}
+    for item in text.split(","):
+        kind, sep, value = item.partition("=")
+        try:
+            weight = float(value)
+        except ValueError:
+            weight = -1.0
+        if not sep or not kind.strip() or weight < 0:
+            raise argparse.ArgumentTypeError(f"expected intent=weight (weight >= 0), got {item!r}")
+        weights[kind.strip()] = weight
+    return weights
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> None:
@@ -1290,11 +1314,19 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="the extended recipe (training/phrasings.py, 4-8 exchanges); default: the committed adapter's data",
     )
+    p.add_argument(
+        "--weights",
+        type=parse_weights,
+        help="intent=weight,... over the recipe's mix (the stage-3 data: see adapter/README.md)",
+    )
     p.add_argument("--out", type=Path, default=ROOT / "training" / "data" / "train.jsonl")
     p.add_argument("--eval-out", type=Path, default=ROOT / "eval" / "cases.jsonl")
     args = p.parse_args(argv)
     names = build_names()
-    train = train_conversations(args.train, args.seed, names, args.extended)
+    try:
+        train = train_conversations(args.train, args.seed, names, args.extended, args.weights)
+    except ValueError as e:
+        p.error(str(e))
     cases = eval_cases(args.seed, names)
     write_jsonl(args.out, train)
     write_jsonl(args.eval_out, cases)
