@@ -578,7 +578,7 @@ def test_cli_gives_examples_only_without_an_adapter(monkeypatch, argv, adapter_l
     assert bool(seen["examples"]) == examples
 
 
-def test_adapter_card_gives_both_stages_and_the_commands_that_reproduce_them(tmp_path):
+def test_adapter_card_gives_every_stage_and_the_commands_that_reproduce_them(tmp_path):
     stage1 = {"conversations": 600, "conversations_seen": 340, "steps": 170, "schedule_steps": 170, "lr": 0.001}
     stage1 |= {"tokens": 10, "loss_tokens": 3, "first_loss": 1.19108, "last_loss": 0.04265, "wall_seconds": 4684.2}
     info = {"conversations": 600, "conversations_seen": 240, "steps": 120, "schedule_steps": 130, "lr": 0.0005}
@@ -588,5 +588,14 @@ def test_adapter_card_gives_both_stages_and_the_commands_that_reproduce_them(tmp
     assert "Stage 1: lr 0.001 cosine" in text and "170 steps (" in text and "loss 1.1911 -> 0.0427" in text
     assert "Stage 2, from the stage-1 adapter: lr 0.0005" in text and "120 of 130 scheduled steps" in text
     assert "--init-adapter runs/stage1/" in text and "--lr 0.0005 --max-steps 130 --stop-at-step 120" in text
+    weights = "python training/generate_data.py --extended --weights refusal=10"
+    third = {"steps": 90, "schedule_steps": 120, "lr": 0.0004, "data_command": weights, "conversations_seen": 180}
+    third |= {"init_adapter": {"path": "adapter", "training_info": info}}
+    text = train_lora.write_card(tmp_path, third).read_text(encoding="utf-8")
+    assert "Stage 2, from the stage-1 adapter: lr 0.0005" in text and "saw 180 of them" in text
+    assert "Stage 3: `training/generate_data.py --extended --weights refusal=10`" in text and "reweighted" in text
+    assert "Stage 3, from the stage-2 adapter: lr 0.0004" in text and "90 of 120 scheduled steps" in text
+    assert f"{weights} --out training/data/stage3.jsonl" in text and "--out runs/stage2/" in text
+    assert "--init-adapter runs/stage2/ \\\n    --lr 0.0004 --max-steps 120 --stop-at-step 90 --out adapter/" in text
     one = train_lora.write_card(tmp_path, stage1).read_text(encoding="utf-8")
     assert "Stage" not in one and "Run: lr 0.001 cosine" in one and "train_lora.py --out adapter/" in one

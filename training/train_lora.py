@@ -410,10 +410,31 @@ def _loss(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.4f}"
 
 
+def _stages(info: dict) -> list[dict]:
+    """The training runs behind an adapter, first to last (each --init-adapter run names the one it continued)."""
+    stages = [info]
+    while (stages[0].get("init_adapter") or {}).get("training_info"):
+        stages.insert(0, stages[0]["init_adapter"]["training_info"])
+    return stages
+
+
+# What each later stage's data adds, by the generate_data.py flag that makes it (the card names the stage's command).
+_STAGE_DATA = {
+    "--weights": "the previous stage's recipe with the intent mix reweighted toward the intents it still got wrong.",
+    "--extended": "the same drugs and tools, plus training-only question templates (`training/phrasings.py`), openers"
+    " and other words for the label sections, more weight on the intents the first stage got wrong.",
+}
+
+
+def _data_command(i: dict, stage: int) -> str:
+    """The generate_data.py command of a stage (recorded in training_info.json as data_command)."""
+    default = "python training/generate_data.py" + (" --extended" if stage > 1 else "")
+    return i.get("data_command") or default
+
+
 def _card_data_section(info: dict) -> list[str]:
-    """The card's data paragraph; a second-stage adapter names both stages' data."""
-    first = (info.get("init_adapter") or {}).get("training_info")
-    stage1 = first or info
+    """The card's data paragraph; an adapter trained in stages names each stage's data."""
+    stages = _stages(info)
 
     def amount(i: dict) -> str:
         return (
@@ -422,27 +443,24 @@ def _card_data_section(info: dict) -> list[str]:
         )
 
     lines = [
-        f"`training/generate_data.py` (seeded): {amount(stage1)}, 3-6 exchanges each and the patient's next message,",
-        "rendered with the repo's `train` template exactly as the agent prompts (same system prompt, tools block and",
-        "message shapes). Every tool result is a real call of `agent.tools`; answers restate its key fact. Turns:",
-        "every tool, parallel calls, multi-step (search, then interactions), unknown/ambiguous names and tool",
-        "errors, dosing with caps and refer-to-doctor, greetings, thanks, off-topic and refused requests, optional",
-        "`@THOUGHT` and `@REFERENCE`. Held out for evaluation: 17 active ingredients (all their names and brands),",
-        "4 brands of paracetamol/ibuprofen, and 2 question templates per intent and language.",
+        f"`training/generate_data.py` (seeded): {amount(stages[0])}, 3-6 exchanges each and the patient's",
+        "next message, rendered with the repo's `train` template exactly as the agent prompts (same system prompt,",
+        "tools block and message shapes). Every tool result is a real call of `agent.tools`; answers restate its key",
+        "fact. Turns: every tool, parallel calls, multi-step (search, then interactions), unknown/ambiguous names and",
+        "tool errors, dosing with caps and refer-to-doctor, greetings, thanks, off-topic and refused requests,",
+        "optional `@THOUGHT` and `@REFERENCE`. Held out for evaluation: 17 active ingredients (all their names and",
+        "brands), 4 brands of paracetamol/ibuprofen, and 2 question templates per intent and language.",
     ]
-    if first:
-        lines += [
-            "",
-            f"Second stage: `training/generate_data.py --extended`, {amount(info)}, 4-8 exchanges each:",
-            "the same drugs and tools, plus training-only question templates (`training/phrasings.py`), openers",
-            "and other words for the label sections, more weight on the intents the first stage got wrong.",
-        ]
+    for k, i in enumerate(stages[1:], 2):
+        command = _data_command(i, k)
+        note = next(text for flag, text in _STAGE_DATA.items() if flag in command)
+        lines += ["", f"Stage {k}: `{command.removeprefix('python ')}`, {amount(i)}, 4-8 exchanges each: {note}"]
     return lines
 
 
 def _card_recipe_section(info: dict) -> list[str]:
-    """The card's recipe paragraph and commands; a second-stage adapter gives both runs."""
-    first = (info.get("init_adapter") or {}).get("training_info")
+    """The card's recipe paragraph and commands; an adapter trained in stages gives every run."""
+    stages = _stages(info)
 
     def run(i: dict) -> str:
         stop, schedule = _steps(i)
@@ -462,7 +480,7 @@ def _card_recipe_section(info: dict) -> list[str]:
         f"dropout={info.get('dropout')} on all linear layers.",
         "",
     ]
-    if not first:
+    if len(stages) == 1:
         return lines + [
             f"Run: {run(info)}.",
             "",
@@ -470,19 +488,18 @@ def _card_recipe_section(info: dict) -> list[str]:
             "python training/generate_data.py && python training/train_lora.py --out adapter/",
             "```",
         ]
-    stop, schedule = _steps(info)
-    return lines + [
-        f"Stage 1: {run(first)}.",
-        "",
-        f"Stage 2, from the stage-1 adapter: {run(info)}.",
-        "",
-        "```bash",
-        "python training/generate_data.py && python training/train_lora.py --out runs/stage1/",
-        "python training/generate_data.py --extended --out training/data/train_extended.jsonl",
-        "python training/train_lora.py --data training/data/train_extended.jsonl --init-adapter runs/stage1/ \\",
-        f"    --lr {info.get('lr')} --max-steps {schedule} --stop-at-step {stop} --out adapter/",
-        "```",
-    ]
+    lines += [f"Stage 1: {run(stages[0])}.", ""]
+    commands = ["python training/generate_data.py && python training/train_lora.py --out runs/stage1/"]
+    for k, i in enumerate(stages[1:], 2):
+        lines += [f"Stage {k}, from the stage-{k - 1} adapter: {run(i)}.", ""]
+        stop, schedule = _steps(i)
+        data, out = f"training/data/stage{k}.jsonl", "adapter/" if k == len(stages) else f"runs/stage{k}/"
+        commands += [
+            f"{_data_command(i, k)} --out {data}",
+            f"python training/train_lora.py --data {data} --init-adapter runs/stage{k - 1}/ \\",
+            f"    --lr {i.get('lr')} --max-steps {schedule} --stop-at-step {stop} --out {out}",
+        ]
+    return lines + ["```bash", *commands, "```"]
 
 
 def write_card(out: Path, info: dict, base: dict | None = None, tuned: dict | None = None) -> Path:
