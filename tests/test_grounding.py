@@ -117,12 +117,12 @@ def test_conversation_texts_skip_the_system_prompt_and_keep_references():
 
 # --- the real default model (adapter merged) under the constraint -------------------------------------------
 
-# Questions whose names the adapter misspelled or invented without the constraint (eval/results predictions:
-# "Lasartan", "Doperidon", "Ace", "losan").
+# Questions whose names an adapter misspelled or invented without the constraint (stage 1 in eval/results:
+# "Lasartan", "Doperidon", "losan"; the stage-3 default, ungrounded: "Lasartan", "Acef", "Lostartan potassium").
 QUESTIONS = [
     "What kind of medicine is Losartan?",
     "elimde Domperidon var, ne işe yarar?",
-    "Aksef neyin muadili, etken maddesi ne?",
+    "What is Aksef for?",
     "Does losartan potassium interact with Lanoxin?",
 ]
 

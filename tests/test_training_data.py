@@ -229,19 +229,27 @@ def test_weights_argument_errors_name_the_item(text: str):
     assert gd.parse_weights("two_usage=14, refusal=2.5") == {"two_usage": 14.0, "refusal": 2.5}
 
 
-# sha256 of `generate_data.py` output: the data of the committed adapter's stage 1 (default) and stage 2 (--extended),
-# which the extended-alone run (eval/results/extended_*) also trained on. A change here means they no longer reproduce.
+# sha256 of `generate_data.py` output: the data of the committed adapter's stage 1 (default), stage 2 (--extended,
+# which the extended-alone run, eval/results/extended_*, also trained on) and stage 3 (the command its training_info
+# records). A change here means they no longer reproduce.
 TRAIN_DATA_SHA256 = {
-    False: "e39bc8f865176cc4469450f94a7d0d5932c097b3118403eb99145e3bcb8e57d7",
-    True: "38a569c41b3996c25c83f2afe6bced44c847ef26db2962cdabf44a0f1958bd47",
+    1: "e39bc8f865176cc4469450f94a7d0d5932c097b3118403eb99145e3bcb8e57d7",
+    2: "38a569c41b3996c25c83f2afe6bced44c847ef26db2962cdabf44a0f1958bd47",
+    3: "be49d00ac488101b96d9bc47708fc93bd58777b349ee22105eace385c5f2badf",
 }
 
 
-@pytest.mark.parametrize("extended", [False, True])
-def test_generated_training_data_is_what_the_committed_runs_trained_on(tmp_path, names, extended):
+def _stage_infos() -> list[dict]:
+    info = json.loads((ROOT / "adapter" / "training_info.json").read_text(encoding="utf-8"))
+    return train_lora._stages(info)
+
+
+@pytest.mark.parametrize("stage", [1, 2, 3])
+def test_generated_training_data_is_what_the_committed_runs_trained_on(tmp_path, stage):
+    command = train_lora._data_command(_stage_infos()[stage - 1], stage)
     out = tmp_path / "train.jsonl"
-    gd.write_jsonl(out, gd.train_conversations(600, seed=0, names=names, extended=extended))
-    assert hashlib.sha256(out.read_bytes()).hexdigest() == TRAIN_DATA_SHA256[extended]
+    assert gd.main([*command.split()[2:], "--out", str(out), "--eval-out", str(tmp_path / "cases.jsonl")]) == 0
+    assert hashlib.sha256(out.read_bytes()).hexdigest() == TRAIN_DATA_SHA256[stage]
 
 
 def test_questions_carry_the_drug_names_the_calls_use(extended_conversations):
