@@ -37,7 +37,7 @@ def test_parol_question_calls_search_drug_and_answers(default_model):
     assert tool["name"] == "search_drug" and json.loads(tool["content"])
     assert result.message["role"] == "assistant" and result.message["content"].strip()
     steps = result.stats.steps
-    assert steps[0].stop_reason == "tool_call"  # decoding ended where the call's JSON closed
+    assert steps[0].stop_reason == "tool_call"  # the step ended with its call, cut at the closing brace
     assert all(s.cached_tokens > 0 and s.prefill_tokens < s.prompt_tokens for s in steps[1:])
 
 
