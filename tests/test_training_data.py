@@ -605,5 +605,7 @@ def test_adapter_card_gives_every_stage_and_the_commands_that_reproduce_them(tmp
     assert "Stage 3, from the stage-2 adapter: lr 0.0004" in text and "90 of 120 scheduled steps" in text
     assert f"{weights} --out training/data/stage3.jsonl" in text and "--out runs/stage2/" in text
     assert "--init-adapter runs/stage2/ \\\n    --lr 0.0004 --max-steps 120 --stop-at-step 90 --out adapter/" in text
+    plain = third | {"data_command": "python training/generate_data.py --seed 4"}
+    assert "--seed 4`, " in train_lora.write_card(tmp_path, plain).read_text(encoding="utf-8")
     one = train_lora.write_card(tmp_path, stage1).read_text(encoding="utf-8")
     assert "Stage" not in one and "Run: lr 0.001 cosine" in one and "train_lora.py --out adapter/" in one

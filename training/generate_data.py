@@ -894,7 +894,12 @@ class Generator:
     """Draws exchanges for one split (train or eval) with its own drugs and templates."""
 
     def __init__(
-        self, split: str, rng: random.Random, names: Names, extended: bool = False, weights: dict | None = None
+        self,
+        split: str,
+        rng: random.Random,
+        names: Names,
+        extended: bool = False,
+        weights: dict[str, float] | None = None,
     ) -> None:
         self.split, self.rng, self.names = split, rng, names
         # The "extended" recipe (training only): phrasings.py's templates, openers and section words, MIX_EXTENDED.

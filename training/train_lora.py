@@ -453,7 +453,7 @@ def _card_data_section(info: dict) -> list[str]:
     ]
     for k, i in enumerate(stages[1:], 2):
         command = _data_command(i, k)
-        note = next(text for flag, text in _STAGE_DATA.items() if flag in command)
+        note = next((text for flag, text in _STAGE_DATA.items() if flag in command), "the data that command writes.")
         lines += ["", f"Stage {k}: `{command.removeprefix('python ')}`, {amount(i)}, 4-8 exchanges each: {note}"]
     return lines
 
