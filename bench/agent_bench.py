@@ -216,7 +216,8 @@ class PipelineSystem:
         run.prefill_tokens += prompt_len
         run.decoded_tokens += len(new_ids)
         detector = StopDetector()  # only to count what was decoded after a call closed
-        if detector.feed(text) is not None and detector.stop.reason == "tool_call":
+        stop = detector.feed(text) or detector.finish()  # finish(): the text may end right after the call
+        if stop is not None and stop.reason == "tool_call":
             run.calls_closed += 1
             run.after_call_tokens += tokens_after_cut(tokenizer, new_ids, detector.stop.cut)
         try:
