@@ -366,8 +366,7 @@ class CachedGenerator:
                 break
             logits = self._forward([token])  # only now: no forward pass is ever wasted after a stop
 
-        if stop is None and detector.finish() is not None:  # EOS or the budget right after a closed call
-            stop = detector.stop
+        if stop is None and (stop := detector.finish()) is not None:  # EOS or the budget right after a call
             reason = stop.reason
         if stop is not None:
             text = detector.text[: stop.cut]

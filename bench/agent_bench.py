@@ -219,7 +219,7 @@ class PipelineSystem:
         stop = detector.feed(text) or detector.finish()  # finish(): the text may end right after the call
         if stop is not None and stop.reason == "tool_call":
             run.calls_closed += 1
-            run.after_call_tokens += tokens_after_cut(tokenizer, new_ids, detector.stop.cut)
+            run.after_call_tokens += tokens_after_cut(tokenizer, new_ids, stop.cut)
         try:
             return tokenizer.parse_response(text, prefix=prompt, tools=self.toolbox.schemas)
         except ValueError:  # a call whose JSON does not parse: keep the text as the answer

@@ -222,7 +222,7 @@ def test_weights_reshape_the_mix_and_reject_unknown_intents(names):
         gd.Generator("train", __import__("random").Random(0), names, weights={"parallel": 1})
 
 
-@pytest.mark.parametrize("text", ["two_usage", "=3", "refusal=-1", "refusal=x", "a=1,"])
+@pytest.mark.parametrize("text", ["two_usage", "=3", "refusal=-1", "refusal=x", "a=1,", "refusal=nan", "refusal=inf"])
 def test_weights_argument_errors_name_the_item(text: str):
     with pytest.raises(Exception, match="expected intent=weight"):
         gd.parse_weights(text)

@@ -1297,8 +1297,8 @@ def parse_weights(text: str) -> dict[str, float]:
             weight = float(value)
         except ValueError:
             weight = -1.0
-        if not sep or not kind.strip() or weight < 0:
-            raise argparse.ArgumentTypeError(f"expected intent=weight (weight >= 0), got {item!r}")
+        if not sep or not kind.strip() or not 0 <= weight < float("inf"):  # nan fails the comparison too
+            raise argparse.ArgumentTypeError(f"expected intent=weight (finite weight >= 0), got {item!r}")
         weights[kind.strip()] = weight
     return weights
 
