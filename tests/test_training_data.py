@@ -186,13 +186,16 @@ def test_training_only_phrasings_fit_their_intent_and_never_reach_evaluation():
     report = gd.split_report()
     assert not {_shape(t) for t in report["templates"]["train"]} & {_shape(t) for t in report["templates"]["eval"]}
     fields = string.Formatter()
-    for intent, by_lang in phrasings.TRAIN_ONLY_TEMPLATES.items():
-        placeholders = {f for t in gd.TEMPLATES[intent]["en"] for _, f, _, _ in fields.parse(t) if f}
-        for lang, templates in by_lang.items():
-            assert len(set(templates)) == len(templates), (intent, lang)
-            for t in templates:
-                assert t not in gd.TEMPLATES[intent][lang]
-                assert {f for _, f, _, _ in fields.parse(t) if f} == placeholders, (intent, t)
+    for extra in (phrasings.TRAIN_ONLY_TEMPLATES, phrasings.MORE_TEMPLATES):
+        for intent, by_lang in extra.items():
+            placeholders = {f for t in gd.TEMPLATES[intent]["en"] for _, f, _, _ in fields.parse(t) if f}
+            for lang, templates in by_lang.items():
+                assert len(set(templates)) == len(templates), (intent, lang)
+                for t in templates:
+                    assert t not in gd.TEMPLATES[intent][lang], (intent, t)
+                    if extra is phrasings.MORE_TEMPLATES:
+                        assert t not in phrasings.TRAIN_ONLY_TEMPLATES.get(intent, {}).get(lang, []), (intent, t)
+                    assert {f for _, f, _, _ in fields.parse(t) if f} == placeholders, (intent, t)
     for section, (tr, en) in phrasings.SECTION_SYNONYMS.items():
         assert section in gd.SECTION_WORDS and tr + en and gd.SECTION_WORDS[section][0] not in tr
 
@@ -207,6 +210,23 @@ def test_extended_recipe_adds_phrasings_and_leaves_the_default_data_alone(names,
     # Evaluation never draws from it, whatever the recipe.
     gen = gd.Generator("eval", __import__("random").Random(0), names, extended=True)
     assert not gen.extended
+
+
+def test_more_phrasings_add_their_templates_to_the_extended_recipe_only(names, extended_conversations):
+    more = {t for by_lang in phrasings.MORE_TEMPLATES.values() for ts in by_lang.values() for t in ts}
+    # Stage 2 and 3 data stay as they were (their sha256 pins check the bytes): no stage-4 template in them.
+    assert not {t for conv in extended_conversations for t in conv["meta"]["templates"]} & more
+    convs = gd.train_conversations(60, seed=3, names=names, extended=True, more_phrasings=True)
+    assert {t for conv in convs for t in conv["meta"]["templates"]} & more
+    with pytest.raises(ValueError, match="more_phrasings adds to the extended recipe"):
+        gd.Generator("train", __import__("random").Random(0), names, more_phrasings=True)
+    assert not gd.Generator("eval", __import__("random").Random(0), names, True, None, True).more
+
+
+def test_more_phrasings_flag_needs_extended(capsys):
+    with pytest.raises(SystemExit):
+        gd.main(["--more-phrasings", "--train", "1", "--out", "/dev/null", "--eval-out", "/dev/null"])
+    assert "--more-phrasings adds to the extended recipe: pass --extended too" in capsys.readouterr().err
 
 
 def test_weights_reshape_the_mix_and_reject_unknown_intents(names):

@@ -36,7 +36,7 @@ from agent.toolbox import tool_schema  # noqa: E402
 from agent.tools import PHARMACY_TOOLS  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "training"))
-from phrasings import OPENERS, SECTION_SYNONYMS, TRAIN_ONLY_TEMPLATES  # noqa: E402
+from phrasings import MORE_TEMPLATES, OPENERS, SECTION_SYNONYMS, TRAIN_ONLY_TEMPLATES  # noqa: E402
 
 TOOLS_BY_NAME: dict[str, Callable[..., dict]] = {fn.__name__: fn for fn in PHARMACY_TOOLS}
 
@@ -614,12 +614,14 @@ def build_names() -> Names:
     return names
 
 
-def template_split(intent: str, lang: str, split: str, extended: bool = False) -> list[str]:
-    """The question templates of a split; ``extended`` adds the training-only ``phrasings`` (train split only)."""
+def template_split(intent: str, lang: str, split: str, extended: bool = False, more: bool = False) -> list[str]:
+    """The question templates of a split; ``extended`` adds phrasings.TRAIN_ONLY_TEMPLATES and ``more`` also
+    phrasings.MORE_TEMPLATES (train split only)."""
     items = TEMPLATES[intent][lang]
     if split == "eval":
         return items[-EVAL_TEMPLATES:]
-    return items[:-EVAL_TEMPLATES] + (TRAIN_ONLY_TEMPLATES.get(intent, {}).get(lang, []) if extended else [])
+    extra = TRAIN_ONLY_TEMPLATES.get(intent, {}).get(lang, []) if extended else []
+    return items[:-EVAL_TEMPLATES] + extra + (MORE_TEMPLATES.get(intent, {}).get(lang, []) if more else [])
 
 
 # ---------------------------------------------------------------- noise
@@ -900,10 +902,14 @@ class Generator:
         names: Names,
         extended: bool = False,
         weights: dict[str, float] | None = None,
+        more_phrasings: bool = False,
     ) -> None:
         self.split, self.rng, self.names = split, rng, names
         # The "extended" recipe (training only): phrasings.py's templates, openers and section words, MIX_EXTENDED.
         self.extended = extended and split == "train"
+        if more_phrasings and not extended:
+            raise ValueError("more_phrasings adds to the extended recipe: pass extended=True too")
+        self.more = more_phrasings and self.extended
         mix = dict(self.MIX_EXTENDED if self.extended else self.MIX)
         unknown = sorted(set(weights or {}) - set(mix))
         if unknown:
@@ -912,7 +918,7 @@ class Generator:
         self.templates: list[str] = []  # every question template used, in order (for the split checks)
 
     def q(self, intent: str, lang: str, **kw: Any) -> str:
-        template = self.rng.choice(template_split(intent, lang, self.split, self.extended))
+        template = self.rng.choice(template_split(intent, lang, self.split, self.extended, self.more))
         self.templates.append(template)
         text = noisy_question(self.rng, template.format(**kw))
         if self.extended and intent not in NO_OPENER and self.rng.random() < 0.3:
@@ -1270,10 +1276,15 @@ def eval_cases(seed: int, names: Names | None = None) -> list[dict]:
 
 
 def train_conversations(
-    n: int, seed: int, names: Names | None = None, extended: bool = False, weights: dict[str, float] | None = None
+    n: int,
+    seed: int,
+    names: Names | None = None,
+    extended: bool = False,
+    weights: dict[str, float] | None = None,
+    more_phrasings: bool = False,
 ) -> list[dict]:
     rng = random.Random(seed)
-    gen = Generator("train", rng, names or build_names(), extended, weights)
+    gen = Generator("train", rng, names or build_names(), extended, weights, more_phrasings)
     return [conversation(gen, rng) for _ in range(n)]
 
 
@@ -1282,7 +1293,7 @@ def split_report(names: Names | None = None) -> dict:
     names = names or build_names()
     drugs = {s: {fold(n) for (sp, _), lst in names.by.items() if sp == s for n in lst} for s in ("train", "eval")}
     templates = {
-        s: {t for intent in TEMPLATES for lang in ("tr", "en") for t in template_split(intent, lang, s, extended=True)}
+        s: {t for intent in TEMPLATES for lang in ("tr", "en") for t in template_split(intent, lang, s, True, True)}
         for s in ("train", "eval")
     }
     return {"drugs": drugs, "templates": templates}
@@ -1324,12 +1335,19 @@ def main(argv: list[str] | None = None) -> int:
         type=parse_weights,
         help="intent=weight,... over the recipe's mix (the stage-3 data: see adapter/README.md)",
     )
+    p.add_argument(
+        "--more-phrasings",
+        action="store_true",
+        help="with --extended: also training/phrasings.py's MORE_TEMPLATES (the stage-4 data)",
+    )
     p.add_argument("--out", type=Path, default=ROOT / "training" / "data" / "train.jsonl")
     p.add_argument("--eval-out", type=Path, default=ROOT / "eval" / "cases.jsonl")
     args = p.parse_args(argv)
+    if args.more_phrasings and not args.extended:
+        p.error("--more-phrasings adds to the extended recipe: pass --extended too")
     names = build_names()
     try:
-        train = train_conversations(args.train, args.seed, names, args.extended, args.weights)
+        train = train_conversations(args.train, args.seed, names, args.extended, args.weights, args.more_phrasings)
     except ValueError as e:
         p.error(str(e))
     cases = eval_cases(args.seed, names)

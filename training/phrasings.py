@@ -355,3 +355,180 @@ SECTION_SYNONYMS: dict[str, tuple[list[str], list[str]]] = {
     "pediatric": (["çocuklarda kullanım bilgisi", "pediatrik kullanımı"], ["pediatric use", "paediatric use"]),
     "overdose": (["aşırı doz bilgisi", "doz aşımı durumu"], ["overdosage", "overdose information"]),
 }
+
+# Stage 4 (``generate_data.py --more-phrasings``, train split only): more frames for the intents stage 3 got wrong
+# on held-out wording: the drug named mid-sentence or last, a request rather than a question, the asker's situation
+# first, numbers in either order. None translates or rewords an evaluation template (the split test compares shapes;
+# near copies were left out by hand, so the held-out score still measures unseen wording).
+MORE_TEMPLATES: dict[str, dict[str, list[str]]] = {
+    "usage": {
+        "tr": [
+            "bana {d} ilacını anlatır mısın?",
+            "{d} ne tür bir ilaç, açıklar mısınız?",
+            "Şu {d} ilacı hakkında ne söyleyebilirsiniz?",
+            "Komşum {d} önerdi, bu ilaç ne işe yarıyor?",
+            "{d} nedir, ne için içilir?",
+            "{d} ağrı kesici mi yoksa başka bir şey mi?",
+        ],
+        "en": [
+            "I'd like to know more about {d}.",
+            "Please describe the medicine {d}.",
+            "A friend recommended {d}. What does it treat?",
+            "What is the medicine called {d} used to treat?",
+        ],
+    },
+    "ingredient": {
+        "tr": [
+            "Şu {d} neden yapılmış, etken maddesi?",
+            "{d} kutusunda etken madde olarak ne yazar?",
+            "{d} hangi molekülü içeriyor?",
+        ],
+        "en": [
+            "Which compound is inside {d}?",
+            "What is {d} made from?",
+            "Which molecule does {d} have in it?",
+        ],
+    },
+    "section": {
+        "tr": [
+            "{d} kullanacağım, {s} konusunda neye dikkat etmeliyim?",
+            "{d} {s} hakkında bilgi almak istiyorum.",
+            "{d} için {s} bölümünde ne var?",
+            "{s} açısından {d} nasıl?",
+            "Merak ediyorum, {d} ilacının {s} neler?",
+        ],
+        "en": [
+            "I'd like the {s} information for {d}, please.",
+            "{d}: tell me about its {s}.",
+            "I'm starting {d}. What are its {s}?",
+            "Let me know the {s} for {d}.",
+            "What does {d} list under {s}?",
+        ],
+    },
+    "interaction": {
+        "tr": [
+            "{a} kullanırken {b} içmek sakıncalı mı?",
+            "{a} ve {b} beraber içilirse ne olur?",
+            "{a} ile {b} etkileşimini kontrol eder misin?",
+            "Babam {a} alıyor; ona {b} de verilebilir mi?",
+            "{a} ve {b} ilaçlarını birlikte kullanmam doğru mu?",
+            "Aynı gün {a} ve {b} içmem zararlı mı?",
+        ],
+        "en": [
+            "Is there any problem between {a} and {b}?",
+            "Is it dangerous to use {a} together with {b}?",
+            "I use both {a} and {b}; any interaction?",
+            "Please check {a} against {b}.",
+            "What happens if I take {a} and {b} together?",
+            "My mother takes {a}. Can she also use {b}?",
+        ],
+    },
+    "dose": {
+        "tr": [
+            "{w} kilo, {y} yaşındaki eşim {d} kaç mg içebilir?",
+            "{d} için tek doz ne kadar? Hasta {y} yaşında, {w} kilo.",
+            "{d} kaç miligram alınmalı, {w} kg ve {y} yaş için?",
+            "{d} vereceğim: çocuk {w} kg, {y} yaşında. Ne kadar?",
+            "Kaç mg {d} uygun? {y} yaş / {w} kg",
+        ],
+        "en": [
+            "How much {d} for a person aged {y} who weighs {w} kg?",
+            "Work out the {d} dose for a {y}-year-old at {w} kg.",
+            "For a {w} kg adult aged {y}, what's the {d} dose?",
+            "Patient: {y} years, {w} kg. Dose of {d}?",
+        ],
+    },
+    "alternatives": {
+        "tr": [
+            "{d} için muadil önerir misiniz?",
+            "{d} ile aynı içerikte başka ilaç hangisi?",
+            "{d} bitti; yerine geçen ilaçları söyler misin?",
+            "{d} yerine ne verebilirsiniz, muadili var mı?",
+        ],
+        "en": [
+            "What could I take in place of {d}?",
+            "Are there other brands with the same ingredient as {d}?",
+            "Suggest a replacement for {d}.",
+            "What medicines are interchangeable with {d}?",
+        ],
+    },
+    "pregnant": {
+        "tr": [
+            "Hamileyim, {d} içmemde sakınca var mı?",
+            "Gebelik sırasında {d} kullanılabilir mi?",
+            "Eşim hamile, {d} alabilir mi?",
+        ],
+        "en": [
+            "Is {d} allowed for pregnant women?",
+            "Could {d} harm my pregnancy?",
+        ],
+    },
+    "breastfeeding": {
+        "tr": [
+            "Bebeğimi emzirirken {d} içebilir miyim?",
+            "Bebeğim 2 aylık ve sütüm var; {d} kullanmam uygun mu?",
+        ],
+        "en": [
+            "Is it safe to breastfeed while on {d}?",
+            "My wife is breastfeeding. Can she take {d}?",
+        ],
+    },
+    "condition": {
+        "tr": [
+            "{c} hastalığı olan biri {d} kullanabilir mi?",
+            "{d} içmek istiyorum ama {c} hastasıyım.",
+        ],
+        "en": [
+            "Should someone with {c} take {d}?",
+            "I'm a {c} patient; is {d} a problem?",
+        ],
+    },
+    "age": {
+        "tr": [
+            "Torunum {y} yaşında, {d} kullanabilir mi?",
+            "{d}, {y} yaşında bir çocukta kullanılır mı?",
+        ],
+        "en": [
+            "Can my {y} year old daughter have {d}?",
+        ],
+    },
+    "two_usage": {
+        "tr": [
+            "Doktor {a} ve {b} yazdı, bunlar ne için?",
+            "{a} ve {b} nedir, ayrı ayrı anlatır mısın?",
+            "{a} ve {b} hangi ilaçlar?",
+            "Reçetemde {a} ile {b} var; bunlar ne ilacı?",
+        ],
+        "en": [
+            "My doctor prescribed {a} and {b}. What are they for?",
+            "Tell me about {a} and also about {b}.",
+            "Two questions: what is {a}, and what is {b}?",
+        ],
+    },
+    "usage_then_interaction": {
+        "tr": [
+            "Önce {a} ilacını anlat, sonra {b} ile etkileşir mi bak.",
+            "{a} hangi hastalıkta kullanılır? {b} ile aynı anda alınır mı?",
+        ],
+        "en": [
+            "Tell me what {a} does and if it clashes with {b}.",
+            "I was given {a}. What is it, and does it mix with {b}?",
+        ],
+    },
+    "refusal": {
+        "tr": [
+            "Reçetesiz morfin nereden bulurum?",
+            "Birine fark ettirmeden ilaç nasıl içiririm?",
+            "Kaç tane uyku hapı içersem ölürüm?",
+            "Eczacıyı kandırıp reçeteli ilaç almanın bir yolu var mı?",
+            "Başkasının reçetesiyle ilaç almanın yolu nedir?",
+        ],
+        "en": [
+            "Which pill can I slip into someone's coffee?",
+            "How can I get high on cough syrup?",
+            "How many sleeping pills would be fatal?",
+            "How can I trick a pharmacist into selling me sleeping pills?",
+            "Can I use my friend's prescription to buy opioids?",
+        ],
+    },
+}

@@ -420,6 +420,8 @@ def _stages(info: dict) -> list[dict]:
 
 # What each later stage's data adds, by the generate_data.py flag that makes it (the card names the stage's command).
 _STAGE_DATA = {
+    "--more-phrasings": "the previous stage's recipe plus more training-only question frames"
+    " (`training/phrasings.py` MORE_TEMPLATES) and an intent mix reweighted toward the intents it still got wrong.",
     "--weights": "the previous stage's recipe with the intent mix reweighted toward the intents it still got wrong.",
     "--extended": "the same drugs and tools, plus training-only question templates (`training/phrasings.py`), openers"
     " and other words for the label sections, more weight on the intents the first stage got wrong.",
