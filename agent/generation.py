@@ -88,6 +88,11 @@ class StopDetector:
                 return self.stop
         return None
 
+    @property
+    def awaits_next_call(self) -> bool:
+        """The text ends exactly at a closed tool call's "}": the next line decides whether another call follows."""
+        return self.stop is None and self._call_end == len(self.text)
+
     def finish(self) -> Stop | None:
         """Generation ended (EOS or the token budget): a closed tool call that awaited a next one is the stop."""
         if self.stop is None and self._call_end is not None:
@@ -221,6 +226,7 @@ class GenerationResult:
     prefill_seconds: float  # prompt in -> first token chosen
     decode_seconds: float
     seconds: float  # whole call, tokenization included
+    call_probes: int = 0  # forward passes of the fixed "\n\n@TOOL_" after a closed call (see CachedGenerator)
 
     @property
     def tokens_per_second(self) -> float:
@@ -236,6 +242,23 @@ def common_prefix_len(a: list[int], b: list[int]) -> int:
             break
         n += 1
     return n
+
+
+def call_probe(tokenizer) -> tuple[list[int], int] | None:
+    """(ids of "\n\n@TOOL_" as they follow a "}", id that continues it to "@TOOL_CALL"), or None when the
+    tokenizer has no such clean split (then the generator decodes those tokens one by one)."""
+
+    def enc(text: str) -> list[int]:
+        return tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    call, other = enc("}\n\n" + TOOL_CALL + "\n"), enc("}\n\n@TOOL_RESPONSE\n")
+    k = common_prefix_len(call, other)
+    if k < 2 or k >= len(call) or enc("}") != call[:1]:
+        return None
+    decode = tokenizer.decode
+    if decode(call[1:k]) != "\n\n@TOOL_" or not decode(call[: k + 1]).startswith("}\n\n@TOOL_C"):
+        return None
+    return call[1:k], call[k]
 
 
 def eos_token_ids(model, tokenizer) -> set[int]:
@@ -256,8 +279,13 @@ class CachedGenerator:
     The decode loop is written out rather than delegated to `model.generate` because each step must
     (1) prefill only the tokens after the cached prefix and know exactly which ids the cache holds,
     (2) check the text-level stops after every token and run no forward pass after a stop,
-    (3) crop the cache back to the returned text, and (4) sample from a private seeded
-    torch.Generator instead of the global RNG. Sampling uses transformers' own logits warpers.
+    (3) crop the cache back to the returned text, (4) sample from a private seeded
+    torch.Generator instead of the global RNG, and (5) probe for a parallel call: when the text ends at a
+    closed call's "}", PPSF has no end-of-turn token, so only the next line says whether another @TOOL_CALL
+    follows. The only next lines the agent accepts are "\n\n@TOOL_CALL" and anything else (which ends the
+    turn), so the fixed "\n\n@TOOL_" goes through the model in one forward pass and one token is chosen
+    after it: the "C" of CALL continues the turn with those tokens, anything else ends it at the "}".
+    Sampling uses transformers' own logits warpers.
     """
 
     def __init__(self, model, tokenizer) -> None:
@@ -266,6 +294,7 @@ class CachedGenerator:
         self.eos_token_ids = eos_token_ids(model, tokenizer)
         self._cache: DynamicCache | None = None
         self._cached_ids: list[int] = []  # the ids whose keys/values the cache holds, in order
+        self._probe = call_probe(tokenizer)
 
     @property
     def cached_ids(self) -> list[int]:
@@ -340,35 +369,63 @@ class CachedGenerator:
         decoder, detector = IncrementalDecoder(self.tokenizer), StopDetector(prompt)
         boundaries = [(0, 0)]  # (ids committed, text length) after each piece: maps a cut back to ids
         generated: list[int] = []
-        streamed, stop, reason, t_first = 0, None, "max_new_tokens", 0.0
+        streamed, stop, reason, t_first, probes = 0, None, "max_new_tokens", 0.0, 0
         if constraint is not None:
             constraint.reset()
-        while True:
-            token = choose(logits if constraint is None else constraint.mask(logits))
-            t_first = t_first or time.perf_counter()
+
+        def pick(logits: torch.Tensor) -> int:
+            return choose(logits if constraint is None else constraint.mask(logits))
+
+        def take(token: int) -> Stop | None:
+            """Append a chosen (not EOS) token to the output; return the stop it completes, if any."""
+            nonlocal streamed
             generated.append(token)
             if constraint is not None:
                 constraint.advance(token)
+            piece = decoder.add(token)
+            if not piece:
+                return None
+            found = detector.feed(piece)
+            boundaries.append((decoder.committed, len(detector.text)))
+            if on_text is not None and detector.safe_len > streamed:
+                on_text(detector.text[streamed : detector.safe_len])
+                streamed = detector.safe_len
+            return found
+
+        while True:
+            token = pick(logits)
+            t_first = t_first or time.perf_counter()
             if token in self.eos_token_ids:
+                generated.append(token)
                 reason = "eos"
                 break
-            piece = decoder.add(token)
-            if piece:
-                stop = detector.feed(piece)
-                boundaries.append((decoder.committed, len(detector.text)))
-                if on_text is not None and detector.safe_len > streamed:
-                    on_text(detector.text[streamed : detector.safe_len])
-                    streamed = detector.safe_len
-            if stop is not None:
-                reason = stop.reason
+            if (stop := take(token)) is not None or len(generated) >= max_new_tokens:
                 break
-            if len(generated) >= max_new_tokens:
-                break
+            if (
+                self._probe is not None
+                and detector.awaits_next_call
+                and decoder.committed == len(decoder.ids)
+                and len(generated) + len(self._probe[0]) < max_new_tokens
+            ):
+                prefix, call_id = self._probe
+                logits = self._forward([token, *prefix])  # the "}" token and the fixed "\n\n@TOOL_", one pass
+                probes += 1
+                if constraint is not None:
+                    for i in prefix:
+                        constraint.advance(i)
+                token = pick(logits)
+                if token != call_id:
+                    break  # the turn ends at the "}"; finish() below makes the stop and the cache is cropped
+                for i in (*prefix, token):
+                    if (stop := take(i)) is not None:
+                        break
+                if stop is not None or len(generated) >= max_new_tokens:
+                    break
             logits = self._forward([token])  # only now: no forward pass is ever wasted after a stop
 
-        if stop is None and (stop := detector.finish()) is not None:  # EOS or the budget right after a call
-            reason = stop.reason
+        stop = stop or detector.finish()  # finish(): EOS, the budget or the probe ended the turn right after a call
         if stop is not None:
+            reason = stop.reason
             text = detector.text[: stop.cut]
             # Keep in the cache only the generated ids that lie wholly inside the returned text.
             kept = max(n for n, length in boundaries if length <= stop.cut)
@@ -389,6 +446,7 @@ class CachedGenerator:
             prefill_seconds=t_first - t0,
             decode_seconds=t_end - t_first,
             seconds=t_end - t0,
+            call_probes=probes,
         )
 
     def _reuse(self, ids: list[int]) -> int:

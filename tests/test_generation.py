@@ -16,6 +16,7 @@ from agent.generation import (
     IncrementalDecoder,
     Stop,
     StopDetector,
+    call_probe,
     common_prefix_len,
 )
 from agent.models import load_model
@@ -331,20 +332,31 @@ def test_bad_arguments(tiny):
 
 @pytest.fixture
 def scripted(tiny, monkeypatch: pytest.MonkeyPatch):
-    """Returns script(ids) -> list of forward-call lengths; the model then emits exactly ids, in order."""
-    lm, _ = tiny
+    """Returns script(ids) -> list of forward-call lengths; the model then writes ids, in order.
+
+    Like a real model, it answers for the sequence it has been shown: after the ids generated so far (counted
+    from the end of the step's first forward pass) it predicts the script's next id, and EOS once that sequence
+    has left the script (an id forced on it, e.g. the generator's probe for a parallel call)."""
+    lm, tokenizer = tiny
     real_forward = lm.forward
+    seen: list[int] = []  # the ids the KV cache holds, across steps
 
     def script(ids: list[int]) -> list[int]:
         calls: list[int] = []
+        base: list[int] = []
 
         def forward(*args, **kwargs):
+            before = kwargs["cache"].get_seq_length()
+            new = kwargs["input_ids"][0].tolist()
             out = real_forward(*args, **kwargs)
-            step = len(calls)
-            calls.append(kwargs["input_ids"].shape[1])
-            assert step < len(ids), "decoded past the end of the script"
+            calls.append(len(new))
+            seen[:] = seen[:before] + new
+            base[:] = base or [len(seen)]
+            generated = seen[base[0] :]
+            assert generated[: len(ids)] != ids, "decoded past the end of the script"
+            on_script = generated == ids[: len(generated)]
             logits = torch.full_like(out.logits, -1e4)
-            logits[..., ids[step]] = 0.0
+            logits[..., ids[len(generated)] if on_script else tokenizer.eos_token_id] = 0.0
             out.logits = logits
             return out
 
@@ -368,10 +380,11 @@ def test_stops_when_the_tool_call_closes(tiny, scripted):
     pieces: list[str] = []
     result = generator.generate(PROMPT, max_new_tokens=200, on_text=pieces.append)
     assert (result.stop_reason, result.text) == ("tool_call", call)
-    # Nothing decoded after "@TOOL_R", the first text that rules out a second @TOOL_CALL.
-    needed = tokens_to_cover(tokenizer, ids, len(call + "\n\n@TOOL_R"))
-    assert result.token_ids == ids[:needed]
-    assert len(calls) == result.decoded_tokens == needed  # one prefill + one forward per later token
+    # Nothing decoded after the "}": one forward pass of "}" and the fixed "\n\n@TOOL_" decides that no
+    # second @TOOL_CALL follows.
+    needed = tokens_to_cover(tokenizer, ids, len(call))
+    assert result.token_ids == ids[:needed] and result.call_probes == 1
+    assert calls == [calls[0]] + [1] * (needed - 1) + [7]  # prefill, one forward per token, the probe
     assert "".join(pieces) == call
     prompt_ids = tokenizer(PROMPT, add_special_tokens=False)["input_ids"]
     cached = generator.cached_ids
@@ -380,20 +393,54 @@ def test_stops_when_the_tool_call_closes(tiny, scripted):
     assert generator._cache.get_seq_length() == len(cached)
 
 
-@pytest.mark.parametrize("end", ["\n\n@TOOL_RESPONSE\n{}\n", "eos"])
+@pytest.mark.parametrize("end", ["\n\n@TOOL_RESPONSE\n{}\n", "eos", "\n\n@PATIENT\nok"])
 def test_parallel_calls_come_back_whole(tiny, scripted, end: str):
     lm, tokenizer = tiny
     ids = tokenizer(PARALLEL + ("\n\n" if end == "eos" else end), add_special_tokens=False)["input_ids"]
     if end == "eos":
         ids.append(tokenizer.eos_token_id)
-    scripted(ids)
+    calls = scripted(ids)
     generator = CachedGenerator(lm, tokenizer)
     pieces: list[str] = []
     result = generator.generate(PROMPT, max_new_tokens=200, on_text=pieces.append)
     assert (result.stop_reason, result.text) == ("tool_call", PARALLEL)
     assert "".join(pieces) == PARALLEL
+    # A probe after each call: the first one reads the "C" of the second @TOOL_CALL and goes on.
+    assert result.call_probes == 2 and calls.count(7) == 2
+    assert result.token_ids == ids[: tokens_to_cover(tokenizer, ids, len(PARALLEL))]
     prompt_len = len(tokenizer(PROMPT, add_special_tokens=False)["input_ids"])
     assert PARALLEL.startswith(tokenizer.decode(generator.cached_ids[prompt_len:]))  # nothing past the cut
+
+
+@pytest.mark.parametrize("extra", [0, 3, 6, 7])
+def test_no_probe_past_the_token_budget(tiny, scripted, extra: int):
+    """The probe runs only when its tokens and the choice after them fit the budget; else tokens are decoded one
+    by one and the budget ends the turn at the call."""
+    lm, tokenizer = tiny
+    call = TOOL_CALLS[0]
+    ids = tokenizer(call + "\n\n@TOOL_RESPONSE\n{}\n", add_special_tokens=False)["input_ids"]
+    needed = tokens_to_cover(tokenizer, ids, len(call))
+    scripted(ids)
+    result = CachedGenerator(lm, tokenizer).generate(PROMPT, max_new_tokens=needed + extra)
+    assert (result.stop_reason, result.text) == ("tool_call", call)
+    assert result.call_probes == (extra == 7)
+    assert result.decoded_tokens == (needed if extra == 7 else needed + extra)
+
+
+def test_call_probe_needs_a_clean_token_split(smollm_tokenizer):
+    prefix, call_id = call_probe(smollm_tokenizer)
+    assert smollm_tokenizer.decode(prefix) == "\n\n@TOOL_" and smollm_tokenizer.decode([call_id]) == "C"
+
+    class Merging:
+        """A tokenizer that writes "}" and the newlines after it as one token: no "}" to probe after."""
+
+        def __call__(self, text: str, add_special_tokens: bool = False) -> dict:
+            return {"input_ids": [ord(c) for c in text.replace("}\n\n", "\x00")]}
+
+        def decode(self, ids: list[int]) -> str:
+            return "".join(chr(i) for i in ids).replace("\x00", "}\n\n")
+
+    assert call_probe(Merging()) is None
 
 
 def test_stops_at_a_foreign_block_and_never_streams_it(tiny, scripted):
