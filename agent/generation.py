@@ -376,11 +376,12 @@ class CachedGenerator:
         def pick(logits: torch.Tensor) -> int:
             return choose(logits if constraint is None else constraint.mask(logits))
 
-        def take(token: int) -> Stop | None:
-            """Append a chosen (not EOS) token to the output; return the stop it completes, if any."""
+        def take(token: int, advance: bool = True) -> Stop | None:
+            """Append a chosen (not EOS) token to the output; return the stop it completes, if any.
+            advance=False: the constraint has already seen the token."""
             nonlocal streamed
             generated.append(token)
-            if constraint is not None:
+            if constraint is not None and advance:
                 constraint.advance(token)
             piece = decoder.add(token)
             if not piece:
@@ -416,9 +417,10 @@ class CachedGenerator:
                 token = pick(logits)
                 if token != call_id:
                     break  # the turn ends at the "}"; finish() below makes the stop and the cache is cropped
-                for i in (*prefix, token):
-                    if (stop := take(i)) is not None:
+                for i in prefix:
+                    if (stop := take(i, advance=False)) is not None:
                         break
+                stop = stop or take(token)
                 if stop is not None or len(generated) >= max_new_tokens:
                     break
             logits = self._forward([token])  # only now: no forward pass is ever wasted after a stop

@@ -58,6 +58,7 @@ class SystemRun:
     decoded_tokens: int = 0
     after_call_tokens: int = 0  # tokens decoded after a tool call's closing "}" (same step)
     calls_closed: int = 0
+    call_probes: int = 0  # one-pass checks for a next @TOOL_CALL after a closed call (agent only)
     correct: int = 0
     cases: int = 0
     transcript_tokens: int = 0  # unique tokens of the final transcripts (agent only)
@@ -173,6 +174,7 @@ class AgentSystem:
             if step.stop_reason == "tool_call":
                 run.calls_closed += 1
                 run.after_call_tokens += tokens_after_cut(tokenizer, step.token_ids, len(step.text))
+            run.call_probes += step.call_probes
         run.correct += call_matches(*first_call(result.messages), want_name, want_args)
         # The final transcript as one text, examples included, as the model saw it.
         messages = list(result.messages)
@@ -482,7 +484,7 @@ def report(runs: list[SystemRun], speed: tuple[float, float, int] | None, templa
         verdict = "met" if agent.after_call_tokens == 0 else "NOT met"
         lines.append(
             f"after a call closes: agent decoded {agent.after_call_tokens} tokens in {agent.calls_closed} calls "
-            f"(target 0: {verdict})"
+            f"(target 0: {verdict}); {agent.call_probes} one-pass probes for a next @TOOL_CALL"
         )
     if speed is not None:
         ours, raw, n = speed

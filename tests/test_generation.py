@@ -19,6 +19,7 @@ from agent.generation import (
     call_probe,
     common_prefix_len,
 )
+from agent.grounding import GroundedNames
 from agent.models import load_model
 
 PROMPT = (
@@ -402,9 +403,13 @@ def test_parallel_calls_come_back_whole(tiny, scripted, end: str):
     calls = scripted(ids)
     generator = CachedGenerator(lm, tokenizer)
     pieces: list[str] = []
-    result = generator.generate(PROMPT, max_new_tokens=200, on_text=pieces.append)
+    # The probe's tokens reach the grounding constraint once each (it tracks the text since the last call).
+    constraint = GroundedNames(tokenizer, ["x } y"])
+    result = generator.generate(PROMPT, max_new_tokens=200, on_text=pieces.append, constraint=constraint)
     assert (result.stop_reason, result.text) == ("tool_call", PARALLEL)
     assert "".join(pieces) == PARALLEL
+    assert PARALLEL.encode() in bytes(constraint._generated)
+    assert bytes(constraint._generated).count(b"@TOOL_") == 3  # two calls, then the rejected probe
     # A probe after each call: the first one reads the "C" of the second @TOOL_CALL and goes on.
     assert result.call_probes == 2 and calls.count(7) == 2
     assert result.token_ids == ids[: tokens_to_cover(tokenizer, ids, len(PARALLEL))]
