@@ -256,6 +256,7 @@ TRAIN_DATA_SHA256 = {
     1: "e39bc8f865176cc4469450f94a7d0d5932c097b3118403eb99145e3bcb8e57d7",
     2: "38a569c41b3996c25c83f2afe6bced44c847ef26db2962cdabf44a0f1958bd47",
     3: "be49d00ac488101b96d9bc47708fc93bd58777b349ee22105eace385c5f2badf",
+    4: "99853964acd7a816b4576019eb2d1041218e7dcdfb33af6cadb70944f229630d",
 }
 
 
@@ -264,7 +265,7 @@ def _stage_infos() -> list[dict]:
     return train_lora._stages(info)
 
 
-@pytest.mark.parametrize("stage", [1, 2, 3])
+@pytest.mark.parametrize("stage", [1, 2, 3, 4])
 def test_generated_training_data_is_what_the_committed_runs_trained_on(tmp_path, stage):
     command = train_lora._data_command(_stage_infos()[stage - 1], stage)
     out = tmp_path / "train.jsonl"

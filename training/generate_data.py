@@ -1333,7 +1333,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--weights",
         type=parse_weights,
-        help="intent=weight,... over the recipe's mix (the stage-3 data: see adapter/README.md)",
+        help="intent=weight,... over the recipe's mix (stages 3 and 4: see adapter/README.md)",
     )
     p.add_argument(
         "--more-phrasings",
