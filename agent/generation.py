@@ -218,11 +218,11 @@ class GenerationResult:
 
     text: str  # generated text, cut at the stop (tool calls end exactly at the last one's closing "}")
     stop_reason: str  # "eos" | "max_new_tokens" | "tool_call" | "foreign_block" | "next_turn"
-    token_ids: list[int]  # every token sampled this step, an EOS that ended it included
+    token_ids: list[int]  # the step's tokens: sampled, the call probe's when a call followed, and a final EOS
     prompt_tokens: int  # tokens in this step's prompt
     cached_tokens: int  # prompt tokens reused from the KV cache
     prefill_tokens: int  # prompt tokens run through the model (prompt_tokens - cached_tokens)
-    decoded_tokens: int  # tokens sampled (len(token_ids))
+    decoded_tokens: int  # len(token_ids)
     prefill_seconds: float  # prompt in -> first token chosen
     decode_seconds: float
     seconds: float  # whole call, tokenization included
