@@ -229,6 +229,23 @@ def test_more_phrasings_flag_needs_extended(capsys):
     assert "--more-phrasings adds to the extended recipe: pass --extended too" in capsys.readouterr().err
 
 
+def test_generated_data_records_the_command_that_writes_it_again(tmp_path, capsys):
+    out, again = tmp_path / "d.jsonl", tmp_path / "again.jsonl"
+    argv = ["--train", "2", "--extended", "--more-phrasings", "--weights", "refusal=3,usage=0.5"]
+    gd.main([*argv, "--out", str(out), "--eval-out", str(tmp_path / "e.jsonl")])
+    source = json.loads(gd.source_path(out).read_text(encoding="utf-8"))
+    assert source == {
+        "command": "python training/generate_data.py " + " ".join(argv),
+        "sha256": hashlib.sha256(out.read_bytes()).hexdigest(),
+    }
+    gd.main([*source["command"].split()[2:], "--out", str(again), "--eval-out", str(tmp_path / "e2.jsonl")])
+    assert again.read_bytes() == out.read_bytes()
+    assert train_lora._data_source(out) == {"data_command": source["command"], "data_sha256": source["sha256"]}
+    out.write_text(out.read_text(encoding="utf-8")[:-1], encoding="utf-8")  # edited after it was generated
+    assert train_lora._data_source(out) == {}
+    assert "changed after" in capsys.readouterr().err
+
+
 def test_weights_reshape_the_mix_and_reject_unknown_intents(names):
     def share(convs: list[dict], intent: str) -> float:
         intents = [i for c in convs for i in c["meta"]["intents"]]
@@ -400,6 +417,7 @@ def test_training_script_saves_a_lora_adapter(tiny_adapter):
     assert (out / "adapter_model.safetensors").stat().st_size > 0
     info = json.loads((out / "training_info.json").read_text(encoding="utf-8"))
     assert info["steps"] == 2 and info["conversations"] == 3 and info["loss_tokens"] < info["tokens"]
+    assert "data_command" not in info  # written by hand, not by generate_data.py: no command to record
 
 
 def test_a_second_stage_continues_a_saved_adapter_and_stops_at_a_step(tmp_path, tiny_model_dir, tiny_adapter):
@@ -407,12 +425,17 @@ def test_a_second_stage_continues_a_saved_adapter_and_stops_at_a_step(tmp_path, 
 
     first, data = tiny_adapter
     out = tmp_path / "stage2"
+    # generate_data.py's record beside the data: the run copies its command into training_info.json
+    command = "python training/generate_data.py --train 3 --seed 5"
+    source = {"command": command, "sha256": hashlib.sha256(data.read_bytes()).hexdigest()}
+    gd.source_path(data).write_text(json.dumps(source), encoding="utf-8")
     argv = ["--data", str(data), "--model", str(tiny_model_dir), "--device", "cpu", "--grad-accum", "1"]
     argv += ["--max-steps", "3", "--stop-at-step", "1", "--lr", "0", "--max-length", "1400"]
     argv += ["--init-adapter", str(first), "--out", str(out), "--work-dir", str(tmp_path / "run")]
     assert train_lora.main(argv) == 0
     info = json.loads((out / "training_info.json").read_text(encoding="utf-8"))
     assert info["steps"] == 1 and info["schedule_steps"] == 3
+    assert (info["data_command"], info["data_sha256"]) == (command, source["sha256"])
     assert info["init_adapter"]["path"] == str(first)
     assert info["init_adapter"]["training_info"]["steps"] == 2
     before, after = load_file(first / "adapter_model.safetensors"), load_file(out / "adapter_model.safetensors")

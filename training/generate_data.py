@@ -18,6 +18,7 @@ name or an evaluation question template; ``split_report()`` proves it and the te
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
 import sys
@@ -1314,6 +1315,22 @@ def parse_weights(text: str) -> dict[str, float]:
     return weights
 
 
+def source_path(data: Path) -> Path:
+    """Where the command that wrote `data` is recorded: train_lora.py copies it into training_info.json."""
+    return data.with_name(data.name + ".source.json")
+
+
+def data_command(args: argparse.Namespace) -> str:
+    """The shortest generate_data.py command that writes the same training data as `args`."""
+    parts = ["python training/generate_data.py"]
+    parts += ["--train", str(args.train)] if args.train != 600 else []
+    parts += ["--seed", str(args.seed)] if args.seed != 0 else []
+    parts += ["--extended"] if args.extended else []
+    parts += ["--more-phrasings"] if args.more_phrasings else []
+    parts += ["--weights", ",".join(f"{k}={v:g}" for k, v in args.weights.items())] if args.weights else []
+    return " ".join(parts)
+
+
 def write_jsonl(path: Path, rows: list[dict]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as f:
@@ -1352,6 +1369,8 @@ def main(argv: list[str] | None = None) -> int:
         p.error(str(e))
     cases = eval_cases(args.seed, names)
     write_jsonl(args.out, train)
+    source = {"command": data_command(args), "sha256": hashlib.sha256(args.out.read_bytes()).hexdigest()}
+    source_path(args.out).write_text(json.dumps(source, indent=2) + "\n", encoding="utf-8")
     write_jsonl(args.eval_out, cases)
     n_ex = sum(sum(1 for m in c["messages"] if m["role"] == "user") for c in train)
     print(

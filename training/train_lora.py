@@ -20,6 +20,7 @@ renders it (checked in ``tests/test_training_data.py``).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -358,6 +359,7 @@ def main(argv: list[str] | None = None) -> int:
         "transformers": __import__("transformers").__version__,
         "torch": torch.__version__,
     }
+    info |= _data_source(args.data)
     info_path.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     write_card(args.out, info)
     print(json.dumps(info), flush=True)
@@ -545,6 +547,22 @@ def write_card(out: Path, info: dict, base: dict | None = None, tuned: dict | No
     path = out / "README.md"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+def _data_source(data: Path) -> dict:
+    """{"data_command", "data_sha256"} from the record generate_data.py writes beside its output; {} when there
+    is none, or when the data no longer has the bytes that command wrote (then the card falls back to a note)."""
+    from generate_data import source_path
+
+    path = source_path(data)
+    if not path.is_file():
+        return {}
+    source = json.loads(path.read_text(encoding="utf-8"))
+    sha = hashlib.sha256(data.read_bytes()).hexdigest()
+    if source.get("sha256") != sha:
+        print(f"warning: {data} changed after {path} was written; its command is not recorded", file=sys.stderr)
+        return {}
+    return {"data_command": source["command"], "data_sha256": sha}
 
 
 def _init_adapter_info(path: Path | None) -> dict | None:
