@@ -218,7 +218,7 @@ def test_more_phrasings_add_their_templates_to_the_extended_recipe_only(names, e
     assert not {t for conv in extended_conversations for t in conv["meta"]["templates"]} & more
     convs = gd.train_conversations(60, seed=3, names=names, extended=True, more_phrasings=True)
     assert {t for conv in convs for t in conv["meta"]["templates"]} & more
-    with pytest.raises(ValueError, match="more_phrasings adds to the extended recipe"):
+    with pytest.raises(ValueError, match="more phrasings add to the extended recipe"):
         gd.Generator("train", __import__("random").Random(0), names, more_phrasings=True)
     assert not gd.Generator("eval", __import__("random").Random(0), names, True, None, True).more
 
@@ -226,7 +226,7 @@ def test_more_phrasings_add_their_templates_to_the_extended_recipe_only(names, e
 def test_more_phrasings_flag_needs_extended(capsys):
     with pytest.raises(SystemExit):
         gd.main(["--more-phrasings", "--train", "1", "--out", "/dev/null", "--eval-out", "/dev/null"])
-    assert "--more-phrasings adds to the extended recipe: pass --extended too" in capsys.readouterr().err
+    assert "more phrasings add to the extended recipe: pass --extended (extended=True) too" in capsys.readouterr().err
 
 
 def test_generated_data_records_the_command_that_writes_it_again(tmp_path, capsys):

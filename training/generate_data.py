@@ -909,7 +909,7 @@ class Generator:
         # The "extended" recipe (training only): phrasings.py's templates, openers and section words, MIX_EXTENDED.
         self.extended = extended and split == "train"
         if more_phrasings and not extended:
-            raise ValueError("more_phrasings adds to the extended recipe: pass extended=True too")
+            raise ValueError("more phrasings add to the extended recipe: pass --extended (extended=True) too")
         self.more = more_phrasings and self.extended
         mix = dict(self.MIX_EXTENDED if self.extended else self.MIX)
         unknown = sorted(set(weights or {}) - set(mix))
@@ -1320,11 +1320,11 @@ def source_path(data: Path) -> Path:
     return data.with_name(data.name + ".source.json")
 
 
-def data_command(args: argparse.Namespace) -> str:
+def data_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> str:
     """The shortest generate_data.py command that writes the same training data as `args`."""
     parts = ["python training/generate_data.py"]
-    parts += ["--train", str(args.train)] if args.train != 600 else []
-    parts += ["--seed", str(args.seed)] if args.seed != 0 else []
+    parts += ["--train", str(args.train)] if args.train != parser.get_default("train") else []
+    parts += ["--seed", str(args.seed)] if args.seed != parser.get_default("seed") else []
     parts += ["--extended"] if args.extended else []
     parts += ["--more-phrasings"] if args.more_phrasings else []
     parts += ["--weights", ",".join(f"{k}={v:g}" for k, v in args.weights.items())] if args.weights else []
@@ -1360,8 +1360,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=ROOT / "training" / "data" / "train.jsonl")
     p.add_argument("--eval-out", type=Path, default=ROOT / "eval" / "cases.jsonl")
     args = p.parse_args(argv)
-    if args.more_phrasings and not args.extended:
-        p.error("--more-phrasings adds to the extended recipe: pass --extended too")
     names = build_names()
     try:
         train = train_conversations(args.train, args.seed, names, args.extended, args.weights, args.more_phrasings)
@@ -1369,7 +1367,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error(str(e))
     cases = eval_cases(args.seed, names)
     write_jsonl(args.out, train)
-    source = {"command": data_command(args), "sha256": hashlib.sha256(args.out.read_bytes()).hexdigest()}
+    source = {"command": data_command(p, args), "sha256": hashlib.sha256(args.out.read_bytes()).hexdigest()}
     source_path(args.out).write_text(json.dumps(source, indent=2) + "\n", encoding="utf-8")
     write_jsonl(args.eval_out, cases)
     n_ex = sum(sum(1 for m in c["messages"] if m["role"] == "user") for c in train)
