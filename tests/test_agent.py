@@ -84,9 +84,11 @@ class ScriptedGenerator:
         )
 
 
-def make_agent(texts: list[str], tools=(lookup, dose, broken, slow), **kwargs) -> tuple[Agent, ScriptedGenerator]:
+def make_agent(
+    texts: list[str], tools=(lookup, dose, broken, slow), tool_timeout: float = 0.3, **kwargs
+) -> tuple[Agent, ScriptedGenerator]:
     events: list[dict] = []
-    agent = Agent(None, repo_tokenizer(), list(tools), tool_timeout=0.3, on_event=events.append, **kwargs)
+    agent = Agent(None, repo_tokenizer(), list(tools), tool_timeout=tool_timeout, on_event=events.append, **kwargs)
     agent.generator = ScriptedGenerator(texts)
     agent.events = events
     return agent, agent.generator
@@ -268,7 +270,8 @@ def dose_agent(answer: str, weight_kg: float, age_years: float, **kwargs):
     from agent.tools import PHARMACY_TOOLS
 
     texts = [call("calculate_dose", drug="Parol", weight_kg=weight_kg, age_years=age_years), answer]
-    return make_agent(texts, tools=PHARMACY_TOOLS, **kwargs)
+    # The real tool loads its data on the first call: 0.3 s (the `slow` tool's test) is too tight on a busy CPU.
+    return make_agent(texts, tools=PHARMACY_TOOLS, tool_timeout=30.0, **kwargs)
 
 
 def test_a_dose_the_tool_gave_passes_unchanged():

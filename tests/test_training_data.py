@@ -186,16 +186,17 @@ def test_training_only_phrasings_fit_their_intent_and_never_reach_evaluation():
     report = gd.split_report()
     assert not {_shape(t) for t in report["templates"]["train"]} & {_shape(t) for t in report["templates"]["eval"]}
     fields = string.Formatter()
-    for extra in (phrasings.TRAIN_ONLY_TEMPLATES, phrasings.MORE_TEMPLATES):
+    earlier: list[dict] = []
+    for extra in (phrasings.TRAIN_ONLY_TEMPLATES, *phrasings.MORE_ROUNDS):
         for intent, by_lang in extra.items():
             placeholders = {f for t in gd.TEMPLATES[intent]["en"] for _, f, _, _ in fields.parse(t) if f}
             for lang, templates in by_lang.items():
                 assert len(set(templates)) == len(templates), (intent, lang)
                 for t in templates:
                     assert t not in gd.TEMPLATES[intent][lang], (intent, t)
-                    if extra is phrasings.MORE_TEMPLATES:
-                        assert t not in phrasings.TRAIN_ONLY_TEMPLATES.get(intent, {}).get(lang, []), (intent, t)
+                    assert not any(t in e.get(intent, {}).get(lang, []) for e in earlier), (intent, t)
                     assert {f for _, f, _, _ in fields.parse(t) if f} == placeholders, (intent, t)
+        earlier.append(extra)
     for section, (tr, en) in phrasings.SECTION_SYNONYMS.items():
         assert section in gd.SECTION_WORDS and tr + en and gd.SECTION_WORDS[section][0] not in tr
 
@@ -212,26 +213,48 @@ def test_extended_recipe_adds_phrasings_and_leaves_the_default_data_alone(names,
     assert not gen.extended
 
 
-def test_more_phrasings_add_their_templates_to_the_extended_recipe_only(names, extended_conversations):
-    more = {t for by_lang in phrasings.MORE_TEMPLATES.values() for ts in by_lang.values() for t in ts}
-    # Stage 2 and 3 data stay as they were (their sha256 pins check the bytes): no stage-4 template in them.
-    assert not {t for conv in extended_conversations for t in conv["meta"]["templates"]} & more
-    convs = gd.train_conversations(60, seed=3, names=names, extended=True, more_phrasings=True)
-    assert {t for conv in convs for t in conv["meta"]["templates"]} & more
+def _templates(extra: dict) -> set[str]:
+    return {t for by_lang in extra.values() for ts in by_lang.values() for t in ts}
+
+
+def test_more_phrasings_add_their_rounds_to_the_extended_recipe_only(names, extended_conversations):
+    round1, round2 = (_templates(r) for r in phrasings.MORE_ROUNDS)
+    # Earlier stages' data stay as they were (their sha256 pins check the bytes): no later round's template in them.
+    assert not {t for conv in extended_conversations for t in conv["meta"]["templates"]} & (round1 | round2)
+    one = {
+        t
+        for c in gd.train_conversations(60, seed=3, names=names, extended=True, more_phrasings=1)
+        for t in c["meta"]["templates"]
+    }
+    assert one & round1 and not one & round2
+    two = {
+        t
+        for c in gd.train_conversations(60, seed=3, names=names, extended=True, more_phrasings=2)
+        for t in c["meta"]["templates"]
+    }
+    assert two & round1 and two & round2
     with pytest.raises(ValueError, match="more phrasings add to the extended recipe"):
         gd.Generator("train", __import__("random").Random(0), names, more_phrasings=True)
-    assert not gd.Generator("eval", __import__("random").Random(0), names, True, None, True).more
+    with pytest.raises(ValueError, match="3 rounds asked; phrasings.MORE_ROUNDS has 2"):
+        gd.Generator("train", __import__("random").Random(0), names, True, None, 3)
+    assert not gd.Generator("eval", __import__("random").Random(0), names, True, None, 2).more
 
 
 def test_more_phrasings_flag_needs_extended(capsys):
     with pytest.raises(SystemExit):
         gd.main(["--more-phrasings", "--train", "1", "--out", "/dev/null", "--eval-out", "/dev/null"])
     assert "more phrasings add to the extended recipe: pass --extended (extended=True) too" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        gd.main(
+            ["--extended", "--more-phrasings", "9", "--train", "1", "--out", "/dev/null", "--eval-out", "/dev/null"]
+        )
+    assert "9 rounds asked; phrasings.MORE_ROUNDS has 2" in capsys.readouterr().err
 
 
-def test_generated_data_records_the_command_that_writes_it_again(tmp_path, capsys):
+@pytest.mark.parametrize("more", [["--more-phrasings"], ["--more-phrasings", "2"]])
+def test_generated_data_records_the_command_that_writes_it_again(tmp_path, capsys, more):
     out, again = tmp_path / "d.jsonl", tmp_path / "again.jsonl"
-    argv = ["--train", "2", "--extended", "--more-phrasings", "--weights", "refusal=3,usage=0.5"]
+    argv = ["--train", "2", "--extended", *more, "--weights", "refusal=3,usage=0.5"]
     gd.main([*argv, "--out", str(out), "--eval-out", str(tmp_path / "e.jsonl")])
     source = json.loads(gd.source_path(out).read_text(encoding="utf-8"))
     assert source == {

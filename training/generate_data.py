@@ -37,7 +37,7 @@ from agent.toolbox import tool_schema  # noqa: E402
 from agent.tools import PHARMACY_TOOLS  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "training"))
-from phrasings import MORE_TEMPLATES, OPENERS, SECTION_SYNONYMS, TRAIN_ONLY_TEMPLATES  # noqa: E402
+from phrasings import MORE_ROUNDS, OPENERS, SECTION_SYNONYMS, TRAIN_ONLY_TEMPLATES  # noqa: E402
 
 TOOLS_BY_NAME: dict[str, Callable[..., dict]] = {fn.__name__: fn for fn in PHARMACY_TOOLS}
 
@@ -615,14 +615,15 @@ def build_names() -> Names:
     return names
 
 
-def template_split(intent: str, lang: str, split: str, extended: bool = False, more: bool = False) -> list[str]:
-    """The question templates of a split; ``extended`` adds phrasings.TRAIN_ONLY_TEMPLATES and ``more`` also
-    phrasings.MORE_TEMPLATES (train split only)."""
+def template_split(intent: str, lang: str, split: str, extended: bool = False, more: int = 0) -> list[str]:
+    """The question templates of a split; ``extended`` adds phrasings.TRAIN_ONLY_TEMPLATES and ``more`` the first
+    ``more`` rounds of phrasings.MORE_ROUNDS (train split only)."""
     items = TEMPLATES[intent][lang]
     if split == "eval":
         return items[-EVAL_TEMPLATES:]
     extra = TRAIN_ONLY_TEMPLATES.get(intent, {}).get(lang, []) if extended else []
-    return items[:-EVAL_TEMPLATES] + extra + (MORE_TEMPLATES.get(intent, {}).get(lang, []) if more else [])
+    rounds = [t for r in MORE_ROUNDS[:more] for t in r.get(intent, {}).get(lang, [])]
+    return items[:-EVAL_TEMPLATES] + extra + rounds
 
 
 # ---------------------------------------------------------------- noise
@@ -903,14 +904,18 @@ class Generator:
         names: Names,
         extended: bool = False,
         weights: dict[str, float] | None = None,
-        more_phrasings: bool = False,
+        more_phrasings: int = 0,
     ) -> None:
         self.split, self.rng, self.names = split, rng, names
         # The "extended" recipe (training only): phrasings.py's templates, openers and section words, MIX_EXTENDED.
         self.extended = extended and split == "train"
         if more_phrasings and not extended:
             raise ValueError("more phrasings add to the extended recipe: pass --extended (extended=True) too")
-        self.more = more_phrasings and self.extended
+        if not 0 <= more_phrasings <= len(MORE_ROUNDS):
+            raise ValueError(
+                f"more phrasings: {more_phrasings} rounds asked; phrasings.MORE_ROUNDS has {len(MORE_ROUNDS)}"
+            )
+        self.more = int(more_phrasings) if self.extended else 0
         mix = dict(self.MIX_EXTENDED if self.extended else self.MIX)
         unknown = sorted(set(weights or {}) - set(mix))
         if unknown:
@@ -1282,7 +1287,7 @@ def train_conversations(
     names: Names | None = None,
     extended: bool = False,
     weights: dict[str, float] | None = None,
-    more_phrasings: bool = False,
+    more_phrasings: int = 0,
 ) -> list[dict]:
     rng = random.Random(seed)
     gen = Generator("train", rng, names or build_names(), extended, weights, more_phrasings)
@@ -1294,7 +1299,12 @@ def split_report(names: Names | None = None) -> dict:
     names = names or build_names()
     drugs = {s: {fold(n) for (sp, _), lst in names.by.items() if sp == s for n in lst} for s in ("train", "eval")}
     templates = {
-        s: {t for intent in TEMPLATES for lang in ("tr", "en") for t in template_split(intent, lang, s, True, True)}
+        s: {
+            t
+            for intent in TEMPLATES
+            for lang in ("tr", "en")
+            for t in template_split(intent, lang, s, True, len(MORE_ROUNDS))
+        }
         for s in ("train", "eval")
     }
     return {"drugs": drugs, "templates": templates}
@@ -1326,7 +1336,8 @@ def data_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> s
     parts += ["--train", str(args.train)] if args.train != parser.get_default("train") else []
     parts += ["--seed", str(args.seed)] if args.seed != parser.get_default("seed") else []
     parts += ["--extended"] if args.extended else []
-    parts += ["--more-phrasings"] if args.more_phrasings else []
+    if args.more_phrasings:
+        parts += ["--more-phrasings"] + ([str(args.more_phrasings)] if args.more_phrasings > 1 else [])
     parts += ["--weights", ",".join(f"{k}={v:g}" for k, v in args.weights.items())] if args.weights else []
     return " ".join(parts)
 
@@ -1354,8 +1365,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument(
         "--more-phrasings",
-        action="store_true",
-        help="with --extended: also training/phrasings.py's MORE_TEMPLATES (the stage-4 data)",
+        type=int,
+        nargs="?",
+        const=1,
+        default=0,
+        metavar="N",
+        help="with --extended: also the first N rounds (default 1) of training/phrasings.py's MORE_ROUNDS"
+        " (stage 4: 1, stage 5: 2)",
     )
     p.add_argument("--out", type=Path, default=ROOT / "training" / "data" / "train.jsonl")
     p.add_argument("--eval-out", type=Path, default=ROOT / "eval" / "cases.jsonl")

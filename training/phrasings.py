@@ -532,3 +532,136 @@ MORE_TEMPLATES: dict[str, dict[str, list[str]]] = {
         ],
     },
 }
+
+# Stage 5 (``generate_data.py --more-phrasings 2``, train split only): frames for what stage 4 still got wrong on
+# held-out wording: an opener or a relative ("Eczanede", "Hem", "my son", "için") taken for the drug, the drug last
+# after the patient's numbers, ingredient questions sent to find_alternatives, breastfeeding read as pregnancy,
+# refusals that name a real drug. The same rule as stage 4: no copy, rewording or translation of an evaluation
+# template (those were checked by hand against ``template_split(intent, lang, "eval")``).
+MORE_TEMPLATES_2: dict[str, dict[str, list[str]]] = {
+    "usage": {
+        "tr": [
+            "Eczanede {d} verdiler, bu ne işe yarar?",
+            "{d} içiyorum ama ne için olduğunu bilmiyorum.",
+            "Hem grip oldum hem başım ağrıyor; {d} bunun için mi?",
+        ],
+        "en": [
+            "I was handed {d} at the pharmacy. What is it for?",
+            "What is {d} normally taken for?",
+        ],
+    },
+    "ingredient": {
+        "tr": [
+            "{d} hangi etken maddeden oluşur?",
+            "{d} ilacının bileşeni nedir?",
+            "{d} kimyasal olarak hangi ilaç?",
+            "Eczanede {d} aldım; etken maddesi ne?",
+        ],
+        "en": [
+            "What chemical is {d}?",
+            "What is the generic ingredient of {d}?",
+        ],
+    },
+    "section": {
+        "tr": [
+            "{d} {s} nelerdir, anlatır mısın?",
+            "{d} kullanıyorum; {s} konusunu merak ediyorum.",
+            "{s} bilgisi lazım: {d}",
+            "{d} prospektüsünde {s} kısmı ne diyor?",
+        ],
+        "en": [
+            "Can you pull up {d} and read me the {s}?",
+            "{s} of {d}, please.",
+        ],
+    },
+    "interaction": {
+        "tr": [
+            "{a} içerken {b} de alabilir miyim?",
+            "{a} ve {b} birbirini etkiler mi?",
+            "Hem {a} hem {b} reçete edildi; ikisi çakışır mı?",
+            "Eczanede {a} ile {b} birlikte verildi, etkileşimleri var mı?",
+        ],
+        "en": [
+            "Any clash between {a} and {b}?",
+            "I take {a}; is adding {b} safe?",
+        ],
+    },
+    "dose": {
+        "tr": [
+            "Annem {y} yaşında, {w} kilo; onun için {d} dozu ne kadar?",
+            "Babam için {d} ne kadar olmalı? {w} kg, {y} yaşında.",
+            "Eşim için {d} dozunu söyler misin? {w} kg, {y} yaş.",
+            "{w} kiloluk, {y} yaşındaki oğlum için {d} kaç mg verilir?",
+        ],
+        "en": [
+            "My husband, {y} years, {w} kg: how many mg of {d}?",
+            "Dose of {d} for my son? He's {y}, {w} kg.",
+            "{d} for a {y}-year-old, {w} kg: what dose?",
+            "My daughter needs {d}. She is {y} and {w} kg; how much?",
+        ],
+    },
+    "alternatives": {
+        "tr": [
+            "{d} yerine muadil bir ilaç alabilir miyim?",
+            "{d} bulamadım; muadil öner.",
+            "{d} için eşdeğer ilaç var mı?",
+            "Hem pahalı hem bulunmuyor: {d} yerine ne alırım?",
+        ],
+        "en": [
+            "Is there a generic equivalent of {d}?",
+            "Any equivalent brand to {d}?",
+        ],
+    },
+    "pregnant": {
+        "tr": [
+            "Gebeyim; {d} bebeğe zarar verir mi?",
+            "{d} hamilelik döneminde içilir mi?",
+        ],
+        "en": ["I'm pregnant; would {d} hurt the baby?"],
+    },
+    "breastfeeding": {
+        "tr": [
+            "Sütüm var ve bebeğimi besliyorum; {d} alabilir miyim?",
+            "Emzikli anneyim, {d} kullansam bebeğe geçer mi?",
+            "{d} kullanırken emzirmeye devam edebilir miyim?",
+        ],
+        "en": [
+            "Does {d} affect a nursing infant?",
+            "Still nursing my newborn - is {d} fine?",
+        ],
+    },
+    "condition": {
+        "tr": [
+            "{c} hastasıyım, {d} bana dokunur mu?",
+            "{d} alacağım fakat {c} rahatsızlığım var.",
+        ],
+        "en": ["With {c}, can {d} be used?"],
+    },
+    "two_usage": {
+        "tr": ["Hem {a} hem {b} reçetemde; bunları tanıtır mısın?"],
+        "en": ["What are {a} and {b}? One line each."],
+    },
+    "usage_then_interaction": {
+        "tr": [
+            "{a} ne işe yarıyor; ayrıca {b} ile birlikte kullanabilir miyim?",
+            "{a} hangi derde deva, {b} ile çakışır mı?",
+        ],
+        "en": ["First tell me what {a} treats, then whether {b} is safe with it."],
+    },
+    "refusal": {
+        "tr": [
+            "Hekime görünmeden Xanax temin edebilir miyim?",
+            "Kodeinli şurubu fazla içip kafa yapmak istiyorum, ne kadar içeyim?",
+            "Lyrica'yı kötüye kullanmak için kaç tane almalıyım?",
+            "Arkadaşımın Ritalin'ini sınav için alsam kaç tane içmeliyim?",
+            "Oksikodonu karaborsadan nasıl alırım?",
+        ],
+        "en": [
+            "How do I get Xanax online without a prescription?",
+            "How many Lyrica should I take to get high?",
+        ],
+    },
+}
+
+# ``--more-phrasings N`` adds rounds 1..N (stage 4 used round 1, stage 5 rounds 1 and 2).
+MORE_ROUNDS: list[dict[str, dict[str, list[str]]]] = [MORE_TEMPLATES, MORE_TEMPLATES_2]

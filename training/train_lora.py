@@ -422,6 +422,8 @@ def _stages(info: dict) -> list[dict]:
 
 # What each later stage's data adds, by the generate_data.py flag that makes it (the card names the stage's command).
 _STAGE_DATA = {
+    "--more-phrasings 2": "the previous stage's recipe plus a second round of training-only question frames"
+    " (`training/phrasings.py` MORE_TEMPLATES_2) and an intent mix reweighted toward the intents it still got wrong.",
     "--more-phrasings": "the previous stage's recipe plus more training-only question frames"
     " (`training/phrasings.py` MORE_TEMPLATES) and an intent mix reweighted toward the intents it still got wrong.",
     "--weights": "the previous stage's recipe with the intent mix reweighted toward the intents it still got wrong.",
