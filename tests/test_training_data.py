@@ -677,3 +677,12 @@ def test_adapter_card_gives_every_stage_and_the_commands_that_reproduce_them(tmp
     assert "--seed 4`, " in train_lora.write_card(tmp_path, plain).read_text(encoding="utf-8")
     one = train_lora.write_card(tmp_path, stage1).read_text(encoding="utf-8")
     assert "Stage" not in one and "Run: lr 0.001 cosine" in one and "train_lora.py --out adapter/" in one
+
+
+def test_the_card_reads_what_a_stage_adds_from_its_data_command():
+    gen = "python training/generate_data.py"
+    assert "round 1 of the further" in train_lora._stage_note(f"{gen} --extended --more-phrasings --weights a=1")
+    assert "rounds 1-2 of the further" in train_lora._stage_note(f"{gen} --extended --more-phrasings 2")
+    assert train_lora._stage_note(f"{gen} --extended --weights a=1").startswith("the previous stage's recipe with")
+    assert "openers" in train_lora._stage_note(f"{gen} --extended")
+    assert train_lora._stage_note(f"{gen} --seed 4") == "the data that command writes."

@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import sys
 import time
 from pathlib import Path
@@ -420,16 +421,24 @@ def _stages(info: dict) -> list[dict]:
     return stages
 
 
-# What each later stage's data adds, by the generate_data.py flag that makes it (the card names the stage's command).
-_STAGE_DATA = {
-    "--more-phrasings 2": "the previous stage's recipe plus a second round of training-only question frames"
-    " (`training/phrasings.py` MORE_TEMPLATES_2) and an intent mix reweighted toward the intents it still got wrong.",
-    "--more-phrasings": "the previous stage's recipe plus more training-only question frames"
-    " (`training/phrasings.py` MORE_TEMPLATES) and an intent mix reweighted toward the intents it still got wrong.",
-    "--weights": "the previous stage's recipe with the intent mix reweighted toward the intents it still got wrong.",
-    "--extended": "the same drugs and tools, plus training-only question templates (`training/phrasings.py`), openers"
-    " and other words for the label sections, more weight on the intents the first stage got wrong.",
-}
+def _stage_note(command: str) -> str:
+    """What a later stage's data adds, read from the generate_data.py flags of its command (the card names it)."""
+    reweighted = "an intent mix reweighted toward the intents it still got wrong."
+    if more := re.search(r"--more-phrasings(?: (\d+))?", command):
+        n = int(more.group(1) or 1)
+        rounds = "round 1" if n == 1 else f"rounds 1-{n}"
+        return (
+            f"the previous stage's recipe plus {rounds} of the further training-only question frames"
+            f" (`training/phrasings.py` MORE_ROUNDS) and {reweighted}"
+        )
+    if "--weights" in command:
+        return f"the previous stage's recipe with {reweighted}"
+    if "--extended" in command:
+        return (
+            "the same drugs and tools, plus training-only question templates (`training/phrasings.py`), openers"
+            " and other words for the label sections, more weight on the intents the first stage got wrong."
+        )
+    return "the data that command writes."
 
 
 def _data_command(i: dict, stage: int) -> str:
@@ -459,7 +468,7 @@ def _card_data_section(info: dict) -> list[str]:
     ]
     for k, i in enumerate(stages[1:], 2):
         command = _data_command(i, k)
-        note = next((text for flag, text in _STAGE_DATA.items() if flag in command), "the data that command writes.")
+        note = _stage_note(command)
         lines += ["", f"Stage {k}: `{command.removeprefix('python ')}`, {amount(i)}, 4-8 exchanges each: {note}"]
     return lines
 
