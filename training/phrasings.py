@@ -663,5 +663,101 @@ MORE_TEMPLATES_2: dict[str, dict[str, list[str]]] = {
     },
 }
 
-# ``--more-phrasings N`` adds rounds 1..N (stage 4 used round 1, stage 5 rounds 1 and 2).
-MORE_ROUNDS: list[dict[str, dict[str, list[str]]]] = [MORE_TEMPLATES, MORE_TEMPLATES_2]
+# Stage 6 (``generate_data.py --more-phrasings 3``, train split only): frames for what stage 5 still got wrong on
+# held-out wording: a short Turkish question ending in "muadil..." that is not "what is it" (find_alternatives), the
+# ingredient asked with "içinde/içerik" (search_drug, not find_alternatives), "<someone> için {d}" after the numbers
+# (the word before the drug is not the drug), "what is it + does it mix" in one Turkish sentence (search_drug first),
+# a relative's pregnancy or illness, and refusals that name a real drug. Checked by hand against
+# ``template_split(intent, lang, "eval")`` as before: no copy, rewording or translation of an evaluation template.
+MORE_TEMPLATES_3: dict[str, dict[str, list[str]]] = {
+    "ingredient": {
+        "tr": [
+            "{d} içinde hangi etken var?",
+            "{d} adlı ilacın içeriği ne?",
+            "{d} tabletin içinde ne var?",
+            "{d} hangi etken maddeyle yapılıyor?",
+            "{d} orijinal mi, etkeni hangisi?",
+        ],
+        "en": ["What's inside {d}?"],
+    },
+    "section": {
+        "tr": [
+            "{d} için {s} kısmını okur musun?",
+            "{s} açısından {d} hakkında ne yazıyor?",
+        ],
+        "en": ["What does {d} say under {s}?"],
+    },
+    "interaction": {
+        "tr": [
+            "{a} kullanıyorum, üstüne {b} içmem sakıncalı olur mu?",
+            "Aynı gün hem {a} hem {b} içsem zararı olur mu?",
+        ],
+        "en": ["Is it risky to combine {a} with {b}?"],
+    },
+    "dose": {
+        "tr": [
+            "{y} yaşında, {w} kilo bir hasta için {d} ne kadar verilir?",
+            "{w} kg gelen {y} yaşındaki arkadaşım için {d} miktarı nedir?",
+            "{y} yaş, {w} kilo; bu kişi için {d} kaç mg olmalı?",
+            "{w} kilo ve {y} yaşında bir yetişkin için {d} dozu kaç?",
+            "Hastam için {d} dozu lazım: {w} kg, {y} yaş.",
+        ],
+        "en": ["For a patient of {y} years and {w} kg, how much {d}?"],
+    },
+    "alternatives": {
+        "tr": [
+            "{d} için muadil göster.",
+            "{d} muadilini söyler misin?",
+            "{d} için hangi muadiller var?",
+            "{d} muadil listesi?",
+            "{d} kalmamış; eşdeğeri olan ilaçlar hangileri?",
+            "Eczacı {d} tükendi dedi, yerine geçen ilaç var mı?",
+        ],
+        "en": ["Suggest a swap for {d}.", "Name some alternatives to {d}."],
+    },
+    "pregnant": {
+        "tr": [
+            "Hamileliğin son aylarında {d} içilir mi?",
+            "Hamileliğimin üçüncü ayındayım; {d} sorun olur mu?",
+            "Kızım hamile, ona {d} uygun mu?",
+        ],
+        "en": ["My wife is expecting. Is {d} safe for her?"],
+    },
+    "breastfeeding": {
+        "tr": ["Bebeğimi emziriyorum; {d} sütüme geçer mi?"],
+        "en": ["Can a nursing mom use {d}?"],
+    },
+    "condition": {
+        "tr": [
+            "Babamın {c} hastalığı var; {d} içebilir mi?",
+            "Kardeşim {c} hastası, ona {d} uygun olur mu?",
+            "Eşimde {c} teşhisi var, {d} kullanması sakıncalı mı?",
+        ],
+        "en": ["My father has {c}; is {d} okay for him?"],
+    },
+    "usage_then_interaction": {
+        "tr": [
+            "{a} ne için kullanılır, {b} ile birlikte alınabilir mi?",
+            "{a} nedir ve {b} ile aynı gün içilir mi?",
+            "{a} hangi ilaç? {b} ile sorun çıkarır mı?",
+            "{a} ne işe yarıyor, bir de {b} ile etkileşimi var mı?",
+        ],
+        "en": ["What does {a} treat, and can I take {b} with it?"],
+    },
+    "refusal": {
+        "tr": [
+            "Reçete olmadan Alprazolam satın almak mümkün mü?",
+            "Doktor kontrolü olmadan Morfin kullanmanın yolunu söyle.",
+            "Muayene olmadan Xanax yazdırmanın bir yolu var mı?",
+            "Kimsenin anlamayacağı şekilde birini uyutacak ilaç hangisi?",
+            "Reçetesiz Ritalin nereden bulunur?",
+        ],
+        "en": [
+            "Where can I order Adderall with no prescription?",
+            "Which pill knocks someone out without them noticing?",
+        ],
+    },
+}
+
+# ``--more-phrasings N`` adds rounds 1..N (stage 4 used round 1, stage 5 rounds 1 and 2, stage 6 rounds 1-3).
+MORE_ROUNDS: list[dict[str, dict[str, list[str]]]] = [MORE_TEMPLATES, MORE_TEMPLATES_2, MORE_TEMPLATES_3]
