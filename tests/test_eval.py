@@ -338,7 +338,7 @@ RESULTS = Path(__file__).resolve().parent.parent / "eval" / "results"
 
 
 # The README's results table, column by column (the default adapter is "adapter"; the card shows base and adapter)
-README_COLUMNS = ["base", "stage1", "stage1_grounded", "extended", "stage2", "stage3", "stage4", "adapter"]
+README_COLUMNS = ["base", "stage1", "stage1_grounded", "extended", "stage2", "stage3", "stage4", "stage5", "adapter"]
 
 
 @pytest.mark.parametrize("name", README_COLUMNS)
@@ -372,7 +372,7 @@ def test_readme_and_adapter_card_show_the_committed_scores():
 def test_committed_runs_say_how_they_were_run():
     """The default adapter's run had grounded names on; the runs before that option existed had them off."""
     settings = {n: json.loads((RESULTS / f"{n}_summary.json").read_text(encoding="utf-8")) for n in README_COLUMNS}
-    grounded = ("adapter", "stage4", "stage3", "stage2", "stage1_grounded")
+    grounded = ("adapter", "stage5", "stage4", "stage3", "stage2", "stage1_grounded")
     assert all(settings[n]["grounded_names"] is True for n in grounded)
     assert all("grounded_names" not in settings[n] for n in ("base", "stage1", "extended"))
     assert settings["base"]["examples"] and not settings["adapter"]["examples"]

@@ -118,8 +118,8 @@ def test_conversation_texts_skip_the_system_prompt_and_keep_references():
 # --- the real default model (adapter merged) under the constraint -------------------------------------------
 
 # Questions whose names an adapter misspelled or invented without the constraint (stage 1 in eval/results:
-# "Lasartan", "Doperidon", "losan"; the stage-5 default, ungrounded, writes "Lostartan", "Doperidon", "Asef" and
-# "loseartan potassium" for these four).
+# "Lasartan", "Doperidon", "losan"; the stage-6 default, ungrounded, writes "Lostartan", "Doperidon" and
+# "losingartan potassium" for three of these four).
 QUESTIONS = [
     "What kind of medicine is Losartan?",
     "elimde Domperidon var, ne işe yarar?",

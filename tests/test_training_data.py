@@ -285,15 +285,16 @@ def test_weights_argument_errors_name_the_item(text: str):
     assert gd.parse_weights("two_usage=14, refusal=2.5") == {"two_usage": 14.0, "refusal": 2.5}
 
 
-# sha256 of `generate_data.py` output: the data of the committed adapter's stage 1 (default), stage 2 (--extended,
-# which the extended-alone run, eval/results/extended_*, also trained on) and stage 3 (the command its training_info
-# records). A change here means they no longer reproduce.
+# sha256 of `generate_data.py` output: the data each stage of the committed adapter trained on, from the command its
+# training_info records (stage 2's data, --extended, is also what the extended-alone run, eval/results/extended_*,
+# trained on). A change here means they no longer reproduce.
 TRAIN_DATA_SHA256 = {
     1: "e39bc8f865176cc4469450f94a7d0d5932c097b3118403eb99145e3bcb8e57d7",
     2: "38a569c41b3996c25c83f2afe6bced44c847ef26db2962cdabf44a0f1958bd47",
     3: "be49d00ac488101b96d9bc47708fc93bd58777b349ee22105eace385c5f2badf",
     4: "99853964acd7a816b4576019eb2d1041218e7dcdfb33af6cadb70944f229630d",
     5: "d6a946c0bb9d5ac20584d804a051447ef7817d2e278374986a870a16edece9c3",
+    6: "bc16c7872b41941dce56bf559fdf382ce1b1f67e05b71e1fb7abbc71b402f3b9",
 }
 
 
@@ -302,7 +303,11 @@ def _stage_infos() -> list[dict]:
     return train_lora._stages(info)
 
 
-@pytest.mark.parametrize("stage", [1, 2, 3, 4])
+def test_every_stage_of_the_committed_adapter_has_its_data_pinned():
+    assert sorted(TRAIN_DATA_SHA256) == list(range(1, len(_stage_infos()) + 1))
+
+
+@pytest.mark.parametrize("stage", sorted(TRAIN_DATA_SHA256))
 def test_generated_training_data_is_what_the_committed_runs_trained_on(tmp_path, stage):
     command = train_lora._data_command(_stage_infos()[stage - 1], stage)
     out = tmp_path / "train.jsonl"
