@@ -122,13 +122,15 @@ class Agent:
         generator: Any = None,
         dose_check: bool = True,
         grounded_names: bool = True,
+        known_name: Callable[[str], bool] | None = None,
     ) -> None:
         if max_steps < 1:
             raise ValueError(f"max_steps must be >= 1, got {max_steps}")
         if tools is None:
-            from .tools import PHARMACY_TOOLS
+            from .tools import PHARMACY_TOOLS, is_known_name
 
             tools = list(PHARMACY_TOOLS)
+            known_name = known_name or is_known_name
         self.tokenizer = tokenizer
         # This repo's format, whatever templates the model's tokenizer came with (it is not modified).
         self.chat_template = ppsf.chat_template()
@@ -153,6 +155,9 @@ class Agent:
         # Medicine names in tool calls must be copied from the conversation (agent.grounding); the local
         # generator enforces it while decoding, a remote backend cannot (its sampler is not ours).
         self.grounded_names = grounded_names
+        # With it, a grounded name is not cut short inside a longer known name ("İzosorbid" of "İzosorbid
+        # mononitrat"); the pharmacy tools' drug data by default.
+        self.known_name = known_name
 
     # ---- public API ----
     def run(self, question_or_messages: str | list[dict]) -> AgentResult:
@@ -258,7 +263,7 @@ class Agent:
         next_text = "@" if prompt.endswith("\n\n") else None
         extra = {}
         if self.grounded_names and isinstance(self.generator, CachedGenerator):
-            extra["constraint"] = GroundedNames(self.tokenizer, conversation_texts(shown))
+            extra["constraint"] = GroundedNames(self.tokenizer, conversation_texts(shown), self.known_name)
         result = self.generator.generate(
             prompt, max_new_tokens=self.max_new_tokens, on_text=on_text, next_text=next_text, **self.sampling, **extra
         )

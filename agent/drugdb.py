@@ -281,6 +281,10 @@ class DrugDB:
         self._keys = [n.key for n in self._names]
         self._squashed = [squash(n.key) for n in self._names]
 
+    def is_name(self, text: str) -> bool:
+        """Whether text is exactly (after folding) a brand, alias, ingredient name or synonym."""
+        return bool(text) and squash(fold(text)) in self._exact
+
     def resolve(self, query: str) -> Resolution:
         """Match a brand or ingredient name (any case, Turkish or English, small typos)."""
         key = fold(query)

@@ -3,7 +3,8 @@
 While the model writes the value of a `"drug"` argument (or an element of `"drugs"`) inside a @TOOL_CALL,
 only tokens that keep the value a substring of the conversation's text (the patient's messages, references,
 tool results, earlier answers; as written or in title case) starting at a word start are allowed, and the
-closing quote only after a value that ends at a word end. A small model that misspells a name it
+closing quote only after a value that ends at a word end, and (given `known_name`) not inside a longer
+known name the text goes on to ("İzosorbid" of "İzosorbid mononitrat"). A small model that misspells a name it
 copies ("Lasartan" for "Losartan") or invents one ("Macedonia" for "Majezik") then looks up what the patient
 actually wrote, and the tools' own fuzzy matching does the rest. Other arguments (numbers, conditions,
 sections) are left alone. Which tool, and which words of the message, stay the model's choice.
@@ -16,7 +17,7 @@ to a new automaton per step. The check here is a dictionary walk over the contin
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 
 import torch
@@ -118,14 +119,53 @@ def _is_word_byte(b: int) -> bool:
     return b >= 0x80 or chr(b).isalnum()
 
 
-class GroundedNames:
-    """Token constraint for CachedGenerator: medicine-name argument values must come from `sources`."""
+# Words joined into one multi-word name: by spaces or hyphens only, up to this many words.
+_NAME_JOINER = re.compile(rb"[ -]+")
+_MAX_NAME_WORDS = 4
 
-    def __init__(self, tokenizer, sources: Iterable[str]) -> None:
+
+def _word_spans(text: bytes) -> list[tuple[int, int]]:
+    spans, i = [], 0
+    while i < len(text):
+        if _is_word_byte(text[i]):
+            j = i
+            while j < len(text) and _is_word_byte(text[j]):
+                j += 1
+            spans.append((i, j))
+            i = j
+        else:
+            i += 1
+    return spans
+
+
+def _cut_points(text: bytes, known_name: Callable[[str], bool]) -> set[tuple[int, int]]:
+    """(start, end) of every word-prefix of a multi-word span of text that known_name accepts."""
+    spans, cuts = _word_spans(text), set()
+    for k, (start, _) in enumerate(spans):
+        for n in range(2, _MAX_NAME_WORDS + 1):
+            words = spans[k : k + n]
+            if len(words) < n or not _NAME_JOINER.fullmatch(text[words[-2][1] : words[-1][0]]):
+                break
+            if known_name(text[start : words[-1][1]].decode("utf-8", "ignore")):
+                cuts.update((start, end) for _, end in words[:-1])
+    return cuts
+
+
+class GroundedNames:
+    """Token constraint for CachedGenerator: medicine-name argument values must come from `sources`.
+
+    known_name, when given, says whether a text is a medicine name (agent.tools.is_known_name for the
+    pharmacy tools): a value may then not close on the first words of a longer name the text goes on to.
+    """
+
+    def __init__(self, tokenizer, sources: Iterable[str], known_name: Callable[[str], bool] | None = None) -> None:
         self.vocab = _vocab(tokenizer)
         texts = [v for s in sources if s and s.strip() for v in _case_variants(s)]
         # "\n" separates the texts so that no value runs from one into the next.
         self.haystack = "\n".join(texts).encode("utf-8")
+        # Where a name would be cut short: a small model tends to stop a name at its first word
+        # ("Loperamid" for "loperamid hidroklorür"), and the call then carries less than the patient wrote.
+        self._cuts = _cut_points(self.haystack, known_name) if known_name else set()
         self._generated = bytearray()
 
     def reset(self) -> None:
@@ -179,7 +219,7 @@ class GroundedNames:
                 end = start + len(value) + depth
                 at_word_end = end == len(self.haystack) or not _is_word_byte(self.haystack[end])
                 name = value + head
-                if name and _is_word_byte(name[-1]) and at_word_end:
+                if name and _is_word_byte(name[-1]) and at_word_end and (start, end) not in self._cuts:
                     ids.update(closing.get(head, ()))
                 if depth:
                     ids.update(self.vocab.by_bytes.get(head, ()))

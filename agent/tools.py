@@ -614,6 +614,11 @@ def check_contraindications(drug: str, pregnant: bool = False, breastfeeding: bo
     return out
 
 
+def is_known_name(text: str) -> bool:
+    """Whether text is exactly a medicine name of the drug data (any case, accents, spacing)."""
+    return load_db().is_name(text)
+
+
 PHARMACY_TOOLS: list[Callable[..., dict]] = [
     search_drug, get_drug_info, check_interactions, calculate_dose, find_alternatives, check_contraindications,
 ]

@@ -263,6 +263,14 @@ def test_bad_input():
         Agent(None, repo_tokenizer(), [lookup, lookup])
 
 
+def test_grounded_names_know_the_drug_data_names_with_the_pharmacy_tools_only():
+    from agent.tools import is_known_name
+
+    assert Agent(None, repo_tokenizer()).known_name is is_known_name
+    assert Agent(None, repo_tokenizer(), [lookup]).known_name is None  # other tools, other names
+    assert Agent(None, repo_tokenizer(), [lookup], known_name=str.isupper).known_name is str.isupper
+
+
 # --- the dose check (agent.safety) --------------------------------------------------------------------------
 
 

@@ -13,8 +13,8 @@ CALL = '@TOOL_CALL\n{"name": "search_drug", "arguments": {"drug": "'
 PAIR = '@TOOL_CALL\n{"name": "check_interactions", "arguments": {"drugs": ["'
 
 
-def fed(tokenizer, sources: list[str], text: str) -> GroundedNames:
-    constraint = GroundedNames(tokenizer, sources)
+def fed(tokenizer, sources: list[str], text: str, known_name=None) -> GroundedNames:
+    constraint = GroundedNames(tokenizer, sources, known_name)
     for token_id in tokenizer(text, add_special_tokens=False)["input_ids"]:
         constraint.advance(token_id)
     return constraint
@@ -74,6 +74,25 @@ def test_after_a_name_the_json_closes_the_right_bracket(smollm_tokenizer):
     single = allowed_texts(smollm_tokenizer, fed(smollm_tokenizer, sources, CALL + 'Furosemid"'))
     assert {",", "}", "}}"} <= single and "]" not in single
     assert fed(smollm_tokenizer, sources, CALL + 'Furosemid"}').allowed() is None
+
+
+def test_a_name_is_not_cut_short_inside_a_longer_known_name(smollm_tokenizer):
+    from agent.tools import is_known_name
+
+    sources = ["Hem loperamid hidroklorür hem Euthyrox kullanmam sakıncalı mı?"]
+
+    def after(text: str, srcs: list[str] = sources, known=is_known_name) -> set[str]:
+        return allowed_texts(smollm_tokenizer, fed(smollm_tokenizer, srcs, PAIR + text, known))
+
+    cut = after("loperamid")
+    assert cut and not any('"' in t for t in cut) and " h" in cut  # the name goes on: "hidroklorür"
+    assert {'"', '",'} <= after("Loperamid Hidroklorür")  # the title-case copy of the text is a source too
+    # without the drug data, or where the text does not go on to a longer name, the first word is a name
+    assert '",' in after("loperamid", known=None)
+    assert '",' in after("loperamid", srcs=["loperamid hem Euthyrox"])
+    # only names of the data count ("Euthyrox kullanmam" is none), and the whole name closes
+    assert not is_known_name("Euthyrox kullanmam") and is_known_name("loperamid hidroklorür")
+    assert '"]' in after('loperamid hidroklorür", "Euthyrox')
 
 
 def test_each_name_of_a_list_is_grounded(smollm_tokenizer):
