@@ -390,6 +390,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=True,
         help="medicine names in tool calls copied from the conversation (agent.grounding; default on, as the CLI)",
     )
+    p.add_argument(
+        "--whole-names",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="with grounded names: no name cut short inside a longer name of the drug data (default on, as the CLI)",
+    )
     p.add_argument("--threads", type=int, help="torch CPU threads")
     return p
 
@@ -431,6 +437,8 @@ def main(argv: list[str] | None = None) -> int:
             examples=demo_examples() if use_examples else None,
             grounded_names=args.grounded_names,
         )
+        if not args.whole_names:
+            agent.known_name = None
         started = time.time()
         predictions = run_cases(agent, cases, args.predictions)
         info = {
@@ -438,6 +446,7 @@ def main(argv: list[str] | None = None) -> int:
             "adapter": str(adapter_dir) if adapter_dir else None,
             "examples": use_examples,
             "grounded_names": args.grounded_names,
+            "whole_names": args.grounded_names and args.whole_names,
             "max_steps": args.max_steps,
             "max_new_tokens": args.max_new_tokens,
             "seconds": round(time.time() - started, 1),

@@ -285,6 +285,22 @@ def test_cli_scores_saved_predictions(tmp_path: Path, capsys: pytest.CaptureFixt
     assert json.loads(summary.read_text(encoding="utf-8")) == printed
 
 
+@pytest.mark.parametrize(
+    "flags, grounded, whole",
+    [([], True, True), (["--no-whole-names"], True, False), (["--no-grounded-names"], False, False)],
+)
+def test_cli_runs_a_model_and_says_how(tmp_path: Path, tiny_model_dir: Path, capsys, flags, grounded, whole):
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps(case("a", [call("search_drug", drug="Parol")])) + "\n", encoding="utf-8")
+    preds, summary = tmp_path / "pred.jsonl", tmp_path / "summary.json"
+    argv = [str(cases), "--model", str(tiny_model_dir), "--adapter", "none", "--device", "cpu", "--max-steps", "1"]
+    argv += ["--max-new-tokens", "8", "--predictions", str(preds), "--summary", str(summary), *flags]
+    assert ev.main(argv) == 0
+    written = json.loads(summary.read_text(encoding="utf-8"))
+    assert (written["grounded_names"], written["whole_names"], written["cases"]) == (grounded, whole, 1)
+    assert [p["id"] for p in ev.read_jsonl(preds)] == ["a"]
+
+
 def test_repo_eval_cases_are_well_formed():
     rows = ev.read_jsonl(Path(__file__).resolve().parent.parent / "eval" / "cases.jsonl")
     assert len(rows) >= 200
