@@ -122,15 +122,17 @@ class Agent:
         generator: Any = None,
         dose_check: bool = True,
         grounded_names: bool = True,
+        whole_names: bool = True,
         known_name: Callable[[str], bool] | None = None,
     ) -> None:
         if max_steps < 1:
             raise ValueError(f"max_steps must be >= 1, got {max_steps}")
-        if tools is None:
-            from .tools import PHARMACY_TOOLS, is_known_name
+        from .tools import PHARMACY_TOOLS, is_known_name
 
+        if tools is None:
             tools = list(PHARMACY_TOOLS)
-            known_name = known_name or is_known_name
+        if known_name is None and any(t in PHARMACY_TOOLS for t in tools):
+            known_name = is_known_name
         self.tokenizer = tokenizer
         # This repo's format, whatever templates the model's tokenizer came with (it is not modified).
         self.chat_template = ppsf.chat_template()
@@ -155,9 +157,9 @@ class Agent:
         # Medicine names in tool calls must be copied from the conversation (agent.grounding); the local
         # generator enforces it while decoding, a remote backend cannot (its sampler is not ours).
         self.grounded_names = grounded_names
-        # With it, a grounded name is not cut short inside a longer known name ("İzosorbid" of "İzosorbid
-        # mononitrat"); the pharmacy tools' drug data by default.
-        self.known_name = known_name
+        # whole_names: a grounded name is not cut short inside a longer name known_name accepts ("İzosorbid" of
+        # "İzosorbid mononitrat"); known_name defaults to the drug data when a pharmacy tool is among the tools.
+        self.known_name = known_name if whole_names else None
 
     # ---- public API ----
     def run(self, question_or_messages: str | list[dict]) -> AgentResult:

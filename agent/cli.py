@@ -76,6 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="local backend: let tool calls name medicines the conversation never wrote (default: names are "
         "copied from the conversation while decoding, agent.grounding)",
     )
+    p.add_argument(
+        "--no-whole-names",
+        action="store_true",
+        help="local backend: let a grounded name stop at the first word of a longer name of the drug data "
+        '(default: "loperamid hidroklorür" is not cut to "loperamid")',
+    )
     p.add_argument("--no-stream", action="store_true", help="print the answer only when it is complete")
     p.add_argument("--json", action="store_true", help="print the transcript and stats as JSON")
     p.add_argument("--transcript", type=Path, help="JSONL file to append to (default: a dated file in the cache)")
@@ -183,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         examples=None if args.no_examples or getattr(args, "adapter_loaded", False) else demo_examples(),
         generator=generator,
         grounded_names=not args.no_grounded_names,
+        whole_names=not args.no_whole_names,
     )
 
     def answer(conversation: str | list[dict]) -> AgentResult:

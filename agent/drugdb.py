@@ -282,7 +282,8 @@ class DrugDB:
         self._squashed = [squash(n.key) for n in self._names]
 
     def is_name(self, text: str) -> bool:
-        """Whether text is exactly (after folding) a brand, alias, ingredient name or synonym."""
+        """Whether text is a brand, alias, ingredient name or synonym, exactly once case, accents, spaces and
+        punctuation are set aside ("loperamid-hidroklorür" is "Loperamid Hidroklorür")."""
         return bool(text) and squash(fold(text)) in self._exact
 
     def resolve(self, query: str) -> Resolution:

@@ -436,9 +436,8 @@ def main(argv: list[str] | None = None) -> int:
             max_new_tokens=args.max_new_tokens,
             examples=demo_examples() if use_examples else None,
             grounded_names=args.grounded_names,
+            whole_names=args.whole_names,
         )
-        if not args.whole_names:
-            agent.known_name = None
         started = time.time()
         predictions = run_cases(agent, cases, args.predictions)
         info = {

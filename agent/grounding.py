@@ -119,43 +119,18 @@ def _is_word_byte(b: int) -> bool:
     return b >= 0x80 or chr(b).isalnum()
 
 
-# Words joined into one multi-word name: by spaces or hyphens only, up to this many words.
+# A multi-word name's words are joined by spaces or hyphens only; a name is looked up to this many more words.
 _NAME_JOINER = re.compile(rb"[ -]+")
-_MAX_NAME_WORDS = 4
-
-
-def _word_spans(text: bytes) -> list[tuple[int, int]]:
-    spans, i = [], 0
-    while i < len(text):
-        if _is_word_byte(text[i]):
-            j = i
-            while j < len(text) and _is_word_byte(text[j]):
-                j += 1
-            spans.append((i, j))
-            i = j
-        else:
-            i += 1
-    return spans
-
-
-def _cut_points(text: bytes, known_name: Callable[[str], bool]) -> set[tuple[int, int]]:
-    """(start, end) of every word-prefix of a multi-word span of text that known_name accepts."""
-    spans, cuts = _word_spans(text), set()
-    for k, (start, _) in enumerate(spans):
-        for n in range(2, _MAX_NAME_WORDS + 1):
-            words = spans[k : k + n]
-            if len(words) < n or not _NAME_JOINER.fullmatch(text[words[-2][1] : words[-1][0]]):
-                break
-            if known_name(text[start : words[-1][1]].decode("utf-8", "ignore")):
-                cuts.update((start, end) for _, end in words[:-1])
-    return cuts
+_MORE_NAME_WORDS = 3
 
 
 class GroundedNames:
     """Token constraint for CachedGenerator: medicine-name argument values must come from `sources`.
 
     known_name, when given, says whether a text is a medicine name (agent.tools.is_known_name for the
-    pharmacy tools): a value may then not close on the first words of a longer name the text goes on to.
+    pharmacy tools): a value may then not close where this place of the text goes on, by up to three more
+    words joined by spaces or hyphens, to a longer known name. The rule is per place: a value the text also
+    has on its own elsewhere ("Loperamid" in an earlier tool result) may still close there.
     """
 
     def __init__(self, tokenizer, sources: Iterable[str], known_name: Callable[[str], bool] | None = None) -> None:
@@ -163,9 +138,10 @@ class GroundedNames:
         texts = [v for s in sources if s and s.strip() for v in _case_variants(s)]
         # "\n" separates the texts so that no value runs from one into the next.
         self.haystack = "\n".join(texts).encode("utf-8")
-        # Where a name would be cut short: a small model tends to stop a name at its first word
-        # ("Loperamid" for "loperamid hidroklorür"), and the call then carries less than the patient wrote.
-        self._cuts = _cut_points(self.haystack, known_name) if known_name else set()
+        # A small model tends to stop a name at its first word ("Loperamid" for "loperamid hidroklorür"), and
+        # the call then carries less than the patient wrote. Checked lazily, only where a value could close.
+        self.known_name = known_name
+        self._cut_short: dict[tuple[int, int], bool] = {}
         self._generated = bytearray()
 
     def reset(self) -> None:
@@ -219,11 +195,30 @@ class GroundedNames:
                 end = start + len(value) + depth
                 at_word_end = end == len(self.haystack) or not _is_word_byte(self.haystack[end])
                 name = value + head
-                if name and _is_word_byte(name[-1]) and at_word_end and (start, end) not in self._cuts:
+                if name and _is_word_byte(name[-1]) and at_word_end and not self._inside_longer_name(start, end):
                     ids.update(closing.get(head, ()))
                 if depth:
                     ids.update(self.vocab.by_bytes.get(head, ()))
         return sorted(ids) or None  # never a dead end: with nothing grounded, the model goes on unconstrained
+
+    def _inside_longer_name(self, start: int, end: int) -> bool:
+        """Whether haystack[start:end] is the start of a longer known name that the haystack goes on to."""
+        if self.known_name is None:
+            return False
+        if (start, end) not in self._cut_short:
+            hay, found, stop = self.haystack, False, end
+            for _ in range(_MORE_NAME_WORDS):
+                joiner = _NAME_JOINER.match(hay, stop)
+                if joiner is None or joiner.end() == len(hay) or not _is_word_byte(hay[joiner.end()]):
+                    break
+                stop = joiner.end()
+                while stop < len(hay) and _is_word_byte(hay[stop]):
+                    stop += 1
+                if self.known_name(hay[start:stop].decode("utf-8", "ignore")):
+                    found = True
+                    break
+            self._cut_short[(start, end)] = found
+        return self._cut_short[(start, end)]
 
     def _occurrences(self, value: bytes) -> list[int]:
         """Where value occurs in the haystack at a word start (a name starts at a word start)."""

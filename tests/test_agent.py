@@ -263,12 +263,36 @@ def test_bad_input():
         Agent(None, repo_tokenizer(), [lookup, lookup])
 
 
-def test_grounded_names_know_the_drug_data_names_with_the_pharmacy_tools_only():
+def test_grounded_names_know_the_drug_data_names_when_a_pharmacy_tool_is_there():
+    from agent.tools import is_known_name, search_drug
+
+    tokenizer = repo_tokenizer()
+    assert Agent(None, tokenizer).known_name is is_known_name
+    assert Agent(None, tokenizer, [lookup, search_drug]).known_name is is_known_name
+    assert Agent(None, tokenizer, [lookup]).known_name is None  # other tools, other names
+    assert Agent(None, tokenizer, [lookup], known_name=str.isupper).known_name is str.isupper
+    assert Agent(None, tokenizer, whole_names=False).known_name is None
+
+
+@pytest.mark.parametrize("whole_names", [True, False])
+def test_the_local_generator_decodes_under_the_whole_name_rule(tiny_model_dir, monkeypatch, whole_names):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    import agent.agent as agent_module
     from agent.tools import is_known_name
 
-    assert Agent(None, repo_tokenizer()).known_name is is_known_name
-    assert Agent(None, repo_tokenizer(), [lookup]).known_name is None  # other tools, other names
-    assert Agent(None, repo_tokenizer(), [lookup], known_name=str.isupper).known_name is str.isupper
+    seen: list = []
+    real = agent_module.GroundedNames
+
+    def recording(tokenizer, sources, known_name=None):
+        seen.append(known_name)
+        return real(tokenizer, sources, known_name)
+
+    monkeypatch.setattr(agent_module, "GroundedNames", recording)
+    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
+    Agent(model, tokenizer, max_steps=1, max_new_tokens=4, whole_names=whole_names).run("Parol ne işe yarar?")
+    assert seen and all(k is (is_known_name if whole_names else None) for k in seen)
 
 
 # --- the dose check (agent.safety) --------------------------------------------------------------------------

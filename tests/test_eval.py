@@ -289,7 +289,10 @@ def test_cli_scores_saved_predictions(tmp_path: Path, capsys: pytest.CaptureFixt
     "flags, grounded, whole",
     [([], True, True), (["--no-whole-names"], True, False), (["--no-grounded-names"], False, False)],
 )
-def test_cli_runs_a_model_and_says_how(tmp_path: Path, tiny_model_dir: Path, capsys, flags, grounded, whole):
+def test_cli_runs_a_model_and_says_how(tmp_path: Path, tiny_model_dir: Path, monkeypatch, flags, grounded, whole):
+    agents = []
+    run_cases = ev.run_cases
+    monkeypatch.setattr(ev, "run_cases", lambda agent, *a, **k: agents.append(agent) or run_cases(agent, *a, **k))
     cases = tmp_path / "cases.jsonl"
     cases.write_text(json.dumps(case("a", [call("search_drug", drug="Parol")])) + "\n", encoding="utf-8")
     preds, summary = tmp_path / "pred.jsonl", tmp_path / "summary.json"
@@ -299,6 +302,8 @@ def test_cli_runs_a_model_and_says_how(tmp_path: Path, tiny_model_dir: Path, cap
     written = json.loads(summary.read_text(encoding="utf-8"))
     assert (written["grounded_names"], written["whole_names"], written["cases"]) == (grounded, whole, 1)
     assert [p["id"] for p in ev.read_jsonl(preds)] == ["a"]
+    (agent,) = agents
+    assert agent.grounded_names == grounded and (agent.known_name is not None) == ("--no-whole-names" not in flags)
 
 
 def test_repo_eval_cases_are_well_formed():

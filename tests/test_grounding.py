@@ -95,6 +95,22 @@ def test_a_name_is_not_cut_short_inside_a_longer_known_name(smollm_tokenizer):
     assert '"]' in after('loperamid hidroklorür", "Euthyrox')
 
 
+def test_whole_names_across_hyphens_and_three_words_and_only_where_the_text_goes_on(smollm_tokenizer):
+    from agent.tools import is_known_name
+
+    def closes(sources: list[str], value: str) -> bool:
+        texts = allowed_texts(smollm_tokenizer, fed(smollm_tokenizer, sources, CALL + value, is_known_name))
+        return any('"' in t for t in texts)
+
+    assert not closes(["L-thyroxine alıyorum"], "L") and closes(["L-thyroxine alıyorum"], "L-thyroxine")
+    three = ["Calpol 6 Plus ne işe yarar?"]
+    assert not closes(three, "Calpol") and not closes(three, "Calpol 6") and closes(three, "Calpol 6 Plus")
+    assert closes(["Calpol", "6 Plus"], "Calpol")  # texts are never joined
+    # per place: the same value standing alone elsewhere in the conversation may close
+    assert not closes(["loperamid hidroklorür ne?"], "loperamid")
+    assert closes(["Loperamid içtim.", "loperamid hidroklorür ne?"], "Loperamid")
+
+
 def test_each_name_of_a_list_is_grounded(smollm_tokenizer):
     sources = ["Hem Cipralex hem Rivaroksaban kullanmam sakıncalı mı?"]
     texts = allowed_texts(smollm_tokenizer, fed(smollm_tokenizer, sources, PAIR + 'Cipralex", "'))
