@@ -153,7 +153,7 @@ def test_conversation_texts_skip_the_system_prompt_and_keep_references():
 # --- the real default model (adapter merged) under the constraint -------------------------------------------
 
 # Questions whose names an adapter misspelled or invented without the constraint (stage 1 in eval/results:
-# "Lasartan", "Doperidon", "losan"; the stage-6 default, ungrounded, writes "Lostartan", "Doperidon" and
+# "Lasartan", "Doperidon", "losan"; the stage-7 default, ungrounded, writes "Lostartan", "Asef" and
 # "losingartan potassium" for three of these four).
 QUESTIONS = [
     "What kind of medicine is Losartan?",

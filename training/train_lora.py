@@ -548,7 +548,9 @@ def write_card(out: Path, info: dict, base: dict | None = None, tuned: dict | No
             "(drugs and question templates never seen in training; TR and EN; every tool and no-tool turns). The",
             "base model gets the one-shot worked example, as the CLI gives it; the adapter gets none. Grounded",
             f"medicine names (`agent/grounding.py`): {_on((tuned or {}).get('grounded_names'))} for the adapter, "
-            f"{_on((base or {}).get('grounded_names'))} for the base model.",
+            f"{_on((base or {}).get('grounded_names'))} for the base model; whole names (no name cut short",
+            f"inside a longer name of the drug data): {_on((tuned or {}).get('whole_names'))} for the adapter, "
+            f"{_on((base or {}).get('whole_names'))} for the base model.",
             "",
             "| metric | base (one-shot) | base + adapter |",
             "|---|---|---|",
