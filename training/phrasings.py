@@ -761,7 +761,7 @@ MORE_TEMPLATES_3: dict[str, dict[str, list[str]]] = {
 
 
 # Round 4 (stage 7): the stage-6 failures, in new words. A usage question with "hakkında bilgi" and no section
-# word, two drugs' uses with "ilaçları", "neyin muadili" as an ingredient question, pharmacy-out-of-stock
+# word, two drugs' uses with "ilaçları", "muadil mi" as an ingredient question, pharmacy-out-of-stock
 # alternatives, dose frames where "için" comes right before the drug or age comes before weight, a pregnancy
 # said as "bebek", a relative's condition, TR multi-step and refusals of drugs got round a doctor.
 MORE_TEMPLATES_4: dict[str, dict[str, list[str]]] = {
