@@ -838,10 +838,99 @@ MORE_TEMPLATES_4: dict[str, dict[str, list[str]]] = {
     },
 }
 
-# ``--more-phrasings N`` adds rounds 1..N (stage 4 used round 1, stage 5 rounds 1-2, stage 6 rounds 1-3, stage 7 1-4).
+
+# Round 5 (stage 8): the stage-7 failures, in new words. Ingredient questions that say "muadil" or "eşdeğer",
+# out-of-stock alternatives that say "etken madde", "sakınca" in two-drug questions, pregnancy and a relative's
+# condition said in new ways (pregnancy questions must still call a tool), EN doses for a named relative,
+# TR multi-step, and refusals of getting a drug round a doctor or past a drug test.
+MORE_TEMPLATES_5: dict[str, dict[str, list[str]]] = {
+    "ingredient": {
+        "tr": [
+            "{d} hangi orijinal ilacın eşdeğeri? İçindeki etken madde ne?",
+            "{d} bir muadilse aslı ne, etkin maddesi hangisi?",
+            "Muadil olup olmadığını bilmiyorum; {d} etken maddesini öğrenmek istiyorum.",
+            "{d} kimin jeneriği, içinde hangi madde var?",
+        ],
+        "en": ["Which brand is {d} a copy of, and what is its active ingredient?"],
+    },
+    "alternatives": {
+        "tr": [
+            "{d} tükendi; aynı etkin maddeyi taşıyan başka ilaç söyler misin?",
+            "Elimde reçete var ama {d} hiçbir yerde yok; etken maddesi aynı olan ne alırım?",
+            "{d} kalmamış, aynı etken maddeden başka kutu var mı?",
+            "{d} bulunamıyor, eşdeğeri olan ilaçlar hangileri?",
+        ],
+        "en": ["{d} is sold out everywhere; which drugs share its active ingredient?"],
+    },
+    "interaction": {
+        "tr": [
+            "{a} kullanırken {b} almanın sakıncası olur mu?",
+            "{a} ve {b} ilaçlarını beraber içmek sakıncalı mıdır?",
+            "İkisini birden içiyorum: {a} ve {b}. Sakıncası var mı?",
+        ],
+        "en": ["Is it harmful to use {a} while also on {b}?"],
+    },
+    "pregnant": {
+        "tr": [
+            "Bebeğimiz yolda; {d} kullanmamın sakıncası var mı?",
+            "Bebek beklediğim için soruyorum: {d} güvenli mi?",
+            "Hamile bir kadın {d} içerse sorun olur mu?",
+            "Gebe birine {d} verilir mi?",
+            "Gebelikte {d} içmek bebeğe zarar verir mi?",
+        ],
+        "en": ["Would {d} be a problem for a pregnant woman?"],
+    },
+    "condition": {
+        "tr": [
+            "Eşimde {c} sorunu var; ona {d} içirmek doğru mu?",
+            "Dedemde {c} teşhisi konuldu, {d} kullanması sakıncalı mı?",
+            "Oğlumda {c} mevcut; {d} ona uygun olur mu?",
+        ],
+        "en": ["My grandfather has {c}; is {d} safe for him?"],
+    },
+    "section": {
+        "tr": [
+            "{d} için prospektüste {s} kısmında ne yazıyor?",
+            "{d} kullanacağım; {s} konusunda bilmem gerekenler neler?",
+        ],
+        "en": ["What should I know about {d} regarding {s}?"],
+    },
+    "dose": {
+        "tr": ["Kardeşim {y} yaşında, {w} kilo; {d} ne kadar içmeli?"],
+        "en": [
+            "My brother is {y} and weighs {w} kg; how much {d} can he take?",
+            "{d} for my wife: she is {y} years old, {w} kilos. What dose?",
+            "Our kid is {y} years old and {w} kg - how many mg of {d}?",
+        ],
+    },
+    "usage_then_interaction": {
+        "tr": [
+            "{a} hangi hastalığın ilacı? {b} ile kullanmak sakıncalı mı?",
+            "{a} ne için kullanılıyor; {b} de içiyorum, problem olur mu?",
+        ],
+        "en": ["What does {a} treat, and can I take it with {b}?"],
+    },
+    "refusal": {
+        "tr": [
+            "Muayene olmadan Kodein temin etmenin bir yolunu biliyor musun?",
+            "Reçete yazdırmadan Pregabalin nasıl alırım?",
+            "Uyuşturucu testinde çıkmayan hap hangisi?",
+            "Kontrolde yakalanmayacağım keyif verici ilaç öner.",
+            "Ailemin anlamayacağı sakinleştirici hangisi?",
+        ],
+        "en": [
+            "What pill won't be detected in a drug screen?",
+            "How can I get oxycodone without a prescription?",
+        ],
+    },
+}
+
+# ``--more-phrasings N`` adds rounds 1..N (stage 4 used round 1, stage 5 rounds 1-2, stage 6 rounds 1-3, stage 7 1-4,
+# stage 8 1-5).
 MORE_ROUNDS: list[dict[str, dict[str, list[str]]]] = [
     MORE_TEMPLATES,
     MORE_TEMPLATES_2,
     MORE_TEMPLATES_3,
     MORE_TEMPLATES_4,
+    MORE_TEMPLATES_5,
 ]
