@@ -153,8 +153,8 @@ def test_conversation_texts_skip_the_system_prompt_and_keep_references():
 # --- the real default model (adapter merged) under the constraint -------------------------------------------
 
 # Questions whose names an adapter misspelled or invented without the constraint (stage 1 in eval/results:
-# "Lasartan", "Doperidon", "losan"; the stage-7 default, ungrounded, writes "Lostartan", "Asef" and
-# "losingartan potassium" for three of these four).
+# "Lasartan", "Doperidon", "losan"; the stage-7 adapter, ungrounded, wrote "Lostartan", "Asef" and
+# "losingartan potassium" for three of these four, the stage-8 default "Lasartan" for the first).
 QUESTIONS = [
     "What kind of medicine is Losartan?",
     "elimde Domperidon var, ne işe yarar?",

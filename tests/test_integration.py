@@ -48,7 +48,7 @@ def test_default_model_is_tuned_and_answers_from_the_tool_without_examples(defau
     agent = Agent(model, tokenizer, max_new_tokens=96, max_steps=3)
     result = agent.run(QUESTION)
     calls = calls_of(result.messages)
-    # Exactly the lookup (the stage-2 adapter went on to check_interactions(["Parol", "yarar"]); stages 3-7 do not).
+    # Exactly the lookup (the stage-2 adapter went on to check_interactions(["Parol", "yarar"]); stages 3-8 do not).
     assert [(c["name"], json.loads(c["arguments"])) for c in calls] == [("search_drug", {"drug": "Parol"})], calls
     tool = json.loads(next(m for m in result.messages if m["role"] == "tool")["content"])
     assert tool["usage"] in result.message["content"] and tool["active_ingredient"] in result.message["content"]
