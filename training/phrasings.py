@@ -925,8 +925,7 @@ MORE_TEMPLATES_5: dict[str, dict[str, list[str]]] = {
     },
 }
 
-# ``--more-phrasings N`` adds rounds 1..N (stage 4 used round 1, stage 5 rounds 1-2, stage 6 rounds 1-3, stage 7 1-4,
-# stage 8 1-5).
+# ``--more-phrasings N`` adds rounds 1..N: stage 4 used round 1, each later stage one round more.
 MORE_ROUNDS: list[dict[str, dict[str, list[str]]]] = [
     MORE_TEMPLATES,
     MORE_TEMPLATES_2,
