@@ -323,8 +323,10 @@ def main(argv: list[str] | None = None) -> int:
     n_tokens = sum(len(x) for x in trainer.train_dataset["input_ids"])
     n_loss = sum(sum(1 for t in x if t != -100) for x in trainer.train_dataset["labels"])
     print(f"{len(rows)} conversations, {n_tokens} tokens ({n_loss} in the loss)", file=sys.stderr, flush=True)
+    train_started = time.time()
     trainer.train()
     wall = time.time() - started
+    train_seconds = time.time() - train_started
     args.out.mkdir(parents=True, exist_ok=True)
     trainer.model.save_pretrained(str(args.out))
     _weights_to_bf16(args.out)
@@ -348,11 +350,14 @@ def main(argv: list[str] | None = None) -> int:
         "dropout": args.dropout,
         "batch_size": args.batch_size,
         "grad_accum": args.grad_accum,
+        "warmup_steps": args.warmup_steps,
         "bf16": trainer.args.bf16,
         "device": device,
+        **({"gpu": torch.cuda.get_device_name()} if device == "cuda" else {}),
         "seed": args.seed,
         "init_adapter": _init_adapter_info(args.init_adapter),
         "wall_seconds": round(wall, 1),
+        "train_seconds": round(train_seconds, 1),  # the optimizer loop alone (no loading or tokenizing)
         "first_loss": history[0]["loss"] if history else None,
         "last_loss": history[-1]["loss"] if history else None,
         "trl": __import__("trl").__version__,
@@ -473,6 +478,28 @@ def _card_data_section(info: dict) -> list[str]:
     return lines
 
 
+def _where(info: dict) -> str:
+    """Where a run trained and for how long (GPU runs record the device name and the optimizer loop's time)."""
+    if info.get("device") == "cuda":
+        train, wall = info.get("train_seconds"), info.get("wall_seconds")
+        return f"{train} s of training ({wall} s in all) on one {info.get('gpu')}"
+    return f"wall time {info.get('wall_seconds')} s on a shared 2-core CPU"
+
+
+def _run_flags(info: dict) -> str:
+    """The train_lora.py flags a run set away from their defaults, besides the learning rate and steps."""
+    flags = []
+    if info.get("batch_size", 1) != 1:
+        flags.append(f"--batch-size {info['batch_size']}")
+    if info.get("grad_accum", 2) != 2:
+        flags.append(f"--grad-accum {info['grad_accum']}")
+    if info.get("warmup_steps", 8) != 8:
+        flags.append(f"--warmup-steps {info['warmup_steps']}")
+    if info.get("device") == "cuda":
+        flags.append("--device cuda")
+    return "".join(f" {f}" for f in flags)
+
+
 def _card_recipe_section(info: dict) -> list[str]:
     """The card's recipe paragraph and commands; an adapter trained in stages gives every run."""
     stages = _stages(info)
@@ -485,7 +512,7 @@ def _card_recipe_section(info: dict) -> list[str]:
             f"{steps} ({i.get('epochs')} epoch), seed {i.get('seed')}, "
             f"{'bf16 autocast' if i.get('bf16') else 'fp32'} on {i.get('device')}; "
             f"loss {_loss(i.get('first_loss'))} -> {_loss(i.get('last_loss'))}; "
-            f"wall time {i.get('wall_seconds')} s on a shared 2-core CPU"
+            f"{_where(i)}"
         )
 
     lines = [
@@ -512,7 +539,7 @@ def _card_recipe_section(info: dict) -> list[str]:
         commands += [
             f"{_data_command(i, k)} --out {data}",
             f"python training/train_lora.py --data {data} --init-adapter runs/stage{k - 1}/ \\",
-            f"    --lr {i.get('lr')} --max-steps {schedule} --stop-at-step {stop} --out {out}",
+            f"    --lr {i.get('lr')} --max-steps {schedule} --stop-at-step {stop}{_run_flags(i)} --out {out}",
         ]
     return lines + ["```bash", *commands, "```"]
 
