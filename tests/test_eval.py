@@ -371,6 +371,8 @@ README_COLUMNS = [
     "stage6",
     "stage6_whole_names",
     "stage7",
+    "stage8",
+    "gpu_fresh",
     "adapter",
 ]
 
@@ -410,7 +412,7 @@ def test_committed_runs_say_how_they_were_run():
     assert all(settings[n]["grounded_names"] is True for n in README_COLUMNS if n not in ungrounded)
     assert all("grounded_names" not in settings[n] for n in ungrounded)
     # the whole-name rule came after stage 6: measured on stage 6 apart, and on for the default
-    whole = ("adapter", "stage7", "stage6_whole_names")
+    whole = ("adapter", "gpu_fresh", "stage8", "stage7", "stage6_whole_names")
     assert all(settings[n]["whole_names"] is True for n in whole)
     assert all("whole_names" not in settings[n] for n in README_COLUMNS if n not in whole)
     assert settings["base"]["examples"] and not settings["adapter"]["examples"]

@@ -154,7 +154,8 @@ def test_conversation_texts_skip_the_system_prompt_and_keep_references():
 
 # Questions whose names an adapter misspelled or invented without the constraint (stage 1 in eval/results:
 # "Lasartan", "Doperidon", "losan"; the stage-7 adapter, ungrounded, wrote "Lostartan", "Asef" and
-# "losingartan potassium" for three of these four, the stage-8 default "Lasartan" for the first).
+# "losingartan potassium" for three of these four, the stage-9 default "Lasartan", "Dopera" and
+# "losingartan potassium").
 QUESTIONS = [
     "What kind of medicine is Losartan?",
     "elimde Domperidon var, ne işe yarar?",
