@@ -702,3 +702,8 @@ def test_the_card_reads_what_a_stage_adds_from_its_data_command():
     assert train_lora._stage_note(f"{gen} --extended --weights a=1").startswith("the previous stage's recipe with")
     assert "openers" in train_lora._stage_note(f"{gen} --extended")
     assert train_lora._stage_note(f"{gen} --seed 4") == "the data that command writes."
+    same = f"{gen} --extended --more-phrasings 5 --weights a=1"
+    larger = f"{gen} --train 3000 --extended --more-phrasings 5 --weights a="
+    again = train_lora._stage_note(larger + "1", same)
+    assert again == "the previous stage's recipe and mix again, 3000 new conversations drawn from it."
+    assert "reweighted" in train_lora._stage_note(larger + "2", same)  # another mix is not "again"

@@ -426,8 +426,11 @@ def _stages(info: dict) -> list[dict]:
     return stages
 
 
-def _stage_note(command: str) -> str:
+def _stage_note(command: str, previous: str | None = None) -> str:
     """What a later stage's data adds, read from the generate_data.py flags of its command (the card names it)."""
+    if previous is not None and (train := re.search(r" --train (\d+)", command)):
+        if command.replace(train.group(0), "", 1) == re.sub(r" --train \d+", "", previous, count=1):
+            return f"the previous stage's recipe and mix again, {train.group(1)} new conversations drawn from it."
     reweighted = "an intent mix reweighted toward the intents it still got wrong."
     if more := re.search(r"--more-phrasings(?: (\d+))?", command):
         n = int(more.group(1) or 1)
@@ -473,7 +476,7 @@ def _card_data_section(info: dict) -> list[str]:
     ]
     for k, i in enumerate(stages[1:], 2):
         command = _data_command(i, k)
-        note = _stage_note(command)
+        note = _stage_note(command, _data_command(stages[k - 2], k - 1))
         lines += ["", f"Stage {k}: `{command.removeprefix('python ')}`, {amount(i)}, 4-8 exchanges each: {note}"]
     return lines
 
