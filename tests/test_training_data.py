@@ -318,6 +318,23 @@ def test_generated_training_data_is_what_the_committed_runs_trained_on(tmp_path,
     assert hashlib.sha256(out.read_bytes()).hexdigest() == TRAIN_DATA_SHA256[stage]
 
 
+# Runs tried beside the committed adapter (eval/results/<name>_training_info.json, scored in the README)
+SIDE_RUNS = {
+    "gpu_fresh": TRAIN_DATA_SHA256[9],
+    "gpu_second_epoch": "ade6a51623f58829cc2360e5ccbf1a11b8cb907eeab9c794df7e70837b8c2e56",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SIDE_RUNS))
+def test_side_runs_record_data_their_command_regenerates(tmp_path, name):
+    info = json.loads((ROOT / "eval" / "results" / f"{name}_training_info.json").read_text(encoding="utf-8"))
+    assert info["data_sha256"] == SIDE_RUNS[name]
+    out = tmp_path / "train.jsonl"
+    command = info["data_command"].split()[2:]
+    assert gd.main([*command, "--out", str(out), "--eval-out", str(tmp_path / "cases.jsonl")]) == 0
+    assert hashlib.sha256(out.read_bytes()).hexdigest() == SIDE_RUNS[name]
+
+
 def test_questions_carry_the_drug_names_the_calls_use(extended_conversations):
     """Openers never alter the name: the call copies it from the question as typed (up to case: noisy_question
     may lower the question's first letter, and with_opener lowers it after an opener)."""
