@@ -491,13 +491,9 @@ def _where(info: dict) -> str:
 
 def _run_flags(info: dict) -> str:
     """The train_lora.py flags a run set away from their defaults, besides the learning rate and steps."""
-    flags = []
-    if info.get("batch_size", 1) != 1:
-        flags.append(f"--batch-size {info['batch_size']}")
-    if info.get("grad_accum", 2) != 2:
-        flags.append(f"--grad-accum {info['grad_accum']}")
-    if info.get("warmup_steps", 8) != 8:
-        flags.append(f"--warmup-steps {info['warmup_steps']}")
+    defaults = vars(parse_args([]))
+    keys = ("batch_size", "grad_accum", "warmup_steps")
+    flags = [f"--{k.replace('_', '-')} {info[k]}" for k in keys if k in info and info[k] != defaults[k]]
     if info.get("device") == "cuda":
         flags.append("--device cuda")
     return "".join(f" {f}" for f in flags)
