@@ -426,11 +426,16 @@ def _stages(info: dict) -> list[dict]:
     return stages
 
 
+def _without_train(command: str) -> str:
+    """A generate_data.py command without its --train N (the sample size, not the recipe)."""
+    return re.sub(r" --train \d+", "", command, count=1)
+
+
 def _stage_note(command: str, previous: str | None = None) -> str:
     """What a later stage's data adds, read from the generate_data.py flags of its command (the card names it)."""
-    if previous is not None and (train := re.search(r" --train (\d+)", command)):
-        if command.replace(train.group(0), "", 1) == re.sub(r" --train \d+", "", previous, count=1):
-            return f"the previous stage's recipe and mix again, {train.group(1)} new conversations drawn from it."
+    train = re.search(r" --train (\d+)", command)
+    if train and previous is not None and _without_train(command) == _without_train(previous):
+        return f"the previous stage's recipe and mix again, {train.group(1)} new conversations drawn from it."
     reweighted = "an intent mix reweighted toward the intents it still got wrong."
     if more := re.search(r"--more-phrasings(?: (\d+))?", command):
         n = int(more.group(1) or 1)
@@ -489,6 +494,12 @@ def _where(info: dict) -> str:
     return f"wall time {info.get('wall_seconds')} s on a shared 2-core CPU"
 
 
+def _stop_flag(info: dict) -> str:
+    """--stop-at-step for a run cut before the end of its schedule; nothing for a run that finished it."""
+    stop, schedule = _steps(info)
+    return "" if stop == schedule else f" --stop-at-step {stop}"
+
+
 def _run_flags(info: dict) -> str:
     """The train_lora.py flags a run set away from their defaults, besides the learning rate and steps."""
     defaults = vars(parse_args([]))
@@ -538,7 +549,7 @@ def _card_recipe_section(info: dict) -> list[str]:
         commands += [
             f"{_data_command(i, k)} --out {data}",
             f"python training/train_lora.py --data {data} --init-adapter runs/stage{k - 1}/ \\",
-            f"    --lr {i.get('lr')} --max-steps {schedule} --stop-at-step {stop}{_run_flags(i)} --out {out}",
+            f"    --lr {i.get('lr')} --max-steps {schedule}{_stop_flag(i)}{_run_flags(i)} --out {out}",
         ]
     return lines + ["```bash", *commands, "```"]
 
