@@ -721,6 +721,32 @@ def test_the_card_gives_a_gpu_stage_its_flags_and_its_device(tmp_path):
     assert "wall time 4684.2 s on a shared 2-core CPU" in text  # stage 1 keeps its CPU wording
 
 
+def test_the_card_names_a_cpu_runs_precision_whose_default_follows_the_cpu(tmp_path):
+    stage1 = {"steps": 170, "schedule_steps": 170, "lr": 0.001, "device": "cpu", "bf16": True}
+    fp32 = {"steps": 70, "schedule_steps": 72, "lr": 0.0003, "device": "cpu", "bf16": False}
+    fp32 |= {"init_adapter": {"path": "adapter", "training_info": stage1}}
+    text = train_lora.write_card(tmp_path, fp32).read_text(encoding="utf-8")
+    assert "train_lora.py --bf16 --out runs/stage1/" in text
+    assert "--lr 0.0003 --max-steps 72 --stop-at-step 70 --no-bf16 --out adapter/" in text
+    assert "bf16 autocast on cpu" in text and "fp32 on cpu" in text
+
+
+def test_bf16_is_the_default_only_where_the_hardware_computes_in_bf16(tiny_model_dir, tiny_adapter):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    _, data = tiny_adapter
+    rows = train_lora.read_conversations(data)
+    tok = AutoTokenizer.from_pretrained(tiny_model_dir)
+    tok.chat_template = train_lora.train_template()
+    native = bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())  # AVX-512 / AMX; an AVX2 CPU emulates bf16
+    for flag, expected in (([], native), (["--bf16"], True), (["--no-bf16"], False)):
+        args = train_lora.parse_args(
+            ["--max-steps", "1", "--device", "cpu", *flag, "--work-dir", str(data.parent / "w3")]
+        )
+        trainer = train_lora.build_trainer(AutoModelForCausalLM.from_pretrained(tiny_model_dir), tok, rows, args)
+        assert trainer.args.bf16 is expected, flag
+
+
 def test_the_card_reads_what_a_stage_adds_from_its_data_command():
     gen = "python training/generate_data.py"
     assert "round 1 of the further" in train_lora._stage_note(f"{gen} --extended --more-phrasings --weights a=1")

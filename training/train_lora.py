@@ -3,7 +3,7 @@
     python training/generate_data.py                # training/data/train.jsonl (+ eval/cases.jsonl)
     python training/train_lora.py --out adapter/    # adapter/adapter_config.json + adapter_model.safetensors
 
-Runs on CPU (bf16 autocast where the CPU supports it) and unchanged on CUDA (bf16); seeded.
+Runs on CPU (bf16 autocast where the CPU supports it natively) and unchanged on CUDA (bf16); seeded.
 
 How the loss mask is built: each conversation is rendered with the repo's *train* template
 (``additional_chat_templates/train.jinja``: the PPSF text with each assistant turn inside ``{% generation %}``)
@@ -166,13 +166,23 @@ def loss_positions_trainer():
     return LossPositionsSFTTrainer
 
 
+def default_bf16(cuda: bool) -> bool:
+    """bf16 autocast where the hardware computes in bf16: a CUDA GPU that supports it, or a CPU that oneDNN runs
+    bf16 on (AVX-512/AMX). On a CPU without it (AVX2 only) bf16 matmuls are emulated, ~50x slower than fp32."""
+    import torch
+
+    if cuda:
+        return torch.cuda.is_bf16_supported()
+    return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+
+
 def build_trainer(model, tokenizer, rows: list[dict], args: argparse.Namespace):
     import torch
     from peft import LoraConfig
     from trl import SFTConfig, SFTTrainer
 
     cuda = torch.cuda.is_available() and args.device != "cpu"
-    bf16 = args.bf16 if args.bf16 is not None else (torch.cuda.is_bf16_supported() if cuda else True)
+    bf16 = args.bf16 if args.bf16 is not None else default_bf16(cuda)
     config = SFTConfig(
         output_dir=str(args.work_dir),
         num_train_epochs=args.epochs,
@@ -263,7 +273,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--bf16",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="bf16 autocast (default: on for CPU and for CUDA GPUs that support it)",
+        help="bf16 autocast (default: on where the CPU or CUDA GPU computes in bf16 natively, see default_bf16)",
     )
     p.add_argument("--threads", type=int, help="torch CPU threads")
     p.add_argument(
@@ -507,6 +517,9 @@ def _run_flags(info: dict) -> str:
     flags = [f"--{k.replace('_', '-')} {info[k]}" for k in keys if k in info and info[k] != defaults[k]]
     if info.get("device") == "cuda":
         flags.append("--device cuda")
+    elif "bf16" in info:
+        # On CPU the default follows the CPU (default_bf16), so the command names the run's choice.
+        flags.append("--bf16" if info["bf16"] else "--no-bf16")
     return "".join(f" {f}" for f in flags)
 
 
@@ -537,11 +550,12 @@ def _card_recipe_section(info: dict) -> list[str]:
             f"Run: {run(info)}.",
             "",
             "```bash",
-            "python training/generate_data.py && python training/train_lora.py --out adapter/",
+            f"python training/generate_data.py && python training/train_lora.py{_run_flags(info)} --out adapter/",
             "```",
         ]
     lines += [f"Stage 1: {run(stages[0])}.", ""]
-    commands = ["python training/generate_data.py && python training/train_lora.py --out runs/stage1/"]
+    first = f"python training/train_lora.py{_run_flags(stages[0])} --out runs/stage1/"
+    commands = [f"python training/generate_data.py && {first}"]
     for k, i in enumerate(stages[1:], 2):
         lines += [f"Stage {k}, from the stage-{k - 1} adapter: {run(i)}.", ""]
         stop, schedule = _steps(i)
