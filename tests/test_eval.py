@@ -378,7 +378,7 @@ README_COLUMNS = [
 
 
 # Runs the README reports in its text only (not a table column)
-README_TEXT_RUNS = ["gpu_second_epoch"]
+README_TEXT_RUNS = ["gpu_second_epoch", "round6_cpu"]
 
 
 @pytest.mark.parametrize("name", README_COLUMNS + README_TEXT_RUNS)

@@ -322,6 +322,7 @@ def test_generated_training_data_is_what_the_committed_runs_trained_on(tmp_path,
 SIDE_RUNS = {
     "gpu_fresh": TRAIN_DATA_SHA256[9],
     "gpu_second_epoch": "ade6a51623f58829cc2360e5ccbf1a11b8cb907eeab9c794df7e70837b8c2e56",
+    "round6_cpu": "afc0a8019e3d6d76d9638221081819acd501528b628966b9be83df539e028f3e",
 }
 
 
