@@ -173,6 +173,7 @@ def default_bf16(cuda: bool) -> bool:
 
     if cuda:
         return torch.cuda.is_bf16_supported()
+    # torch has no public query for this; torch._inductor asks oneDNN the same way.
     return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
 
 
