@@ -168,7 +168,7 @@ def loss_positions_trainer():
 
 def default_bf16(cuda: bool) -> bool:
     """bf16 autocast where the hardware computes in bf16: a CUDA GPU that supports it, or a CPU that oneDNN runs
-    bf16 on (AVX-512/AMX). On a CPU without it (AVX2 only) bf16 matmuls are emulated, ~50x slower than fp32."""
+    bf16 on (AVX-512/AMX). An AVX2-only CPU emulates bf16, tens of times slower than fp32 (bench/train_precision.py)."""
     import torch
 
     if cuda:
