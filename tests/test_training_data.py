@@ -713,10 +713,10 @@ def test_adapter_card_gives_every_stage_and_the_commands_that_reproduce_them(tmp
 def test_the_card_gives_a_gpu_stage_its_flags_and_its_device(tmp_path):
     stage1 = {"steps": 170, "schedule_steps": 170, "lr": 0.001, "wall_seconds": 4684.2, "device": "cpu"}
     gpu = {"steps": 375, "schedule_steps": 375, "lr": 0.0003, "batch_size": 8, "grad_accum": 1, "warmup_steps": 10}
-    gpu |= {"device": "cuda", "gpu": "NVIDIA H200", "train_seconds": 272.2, "wall_seconds": 300.1}
+    gpu |= {"device": "cuda", "gpu": "NVIDIA H200", "train_seconds": 272.2, "wall_seconds": 300.1, "bf16": True}
     gpu |= {"init_adapter": {"path": "adapter", "training_info": stage1}}
     text = train_lora.write_card(tmp_path, gpu).read_text(encoding="utf-8")
-    flags = "--batch-size 8 --grad-accum 1 --warmup-steps 10 --device cuda"
+    flags = "--batch-size 8 --grad-accum 1 --warmup-steps 10 --device cuda --bf16"
     assert f"--lr 0.0003 --max-steps 375 {flags} --out adapter/" in text  # it ran its whole schedule
     assert "272.2 s of training (300.1 s in all) on one NVIDIA H200" in text
     assert "wall time 4684.2 s on a shared 2-core CPU" in text  # stage 1 keeps its CPU wording

@@ -518,8 +518,7 @@ def _run_flags(info: dict) -> str:
     flags = [f"--{k.replace('_', '-')} {info[k]}" for k in keys if k in info and info[k] != defaults[k]]
     if info.get("device") == "cuda":
         flags.append("--device cuda")
-    elif "bf16" in info:
-        # On CPU the default follows the CPU (default_bf16), so the command names the run's choice.
+    if "bf16" in info:  # the default follows the hardware (default_bf16), so the command names the run's choice
         flags.append("--bf16" if info["bf16"] else "--no-bf16")
     return "".join(f" {f}" for f in flags)
 
