@@ -373,12 +373,13 @@ README_COLUMNS = [
     "stage7",
     "stage8",
     "gpu_fresh",
+    "stage9",
     "adapter",
 ]
 
 
 # Runs the README reports in its text only (not a table column)
-README_TEXT_RUNS = ["gpu_second_epoch", "round6_cpu"]
+README_TEXT_RUNS = ["gpu_second_epoch", "round6_cpu", "wise_ft_05"]
 
 
 @pytest.mark.parametrize("name", README_COLUMNS + README_TEXT_RUNS)
@@ -416,7 +417,7 @@ def test_committed_runs_say_how_they_were_run():
     assert all(settings[n]["grounded_names"] is True for n in README_COLUMNS if n not in ungrounded)
     assert all("grounded_names" not in settings[n] for n in ungrounded)
     # the whole-name rule came after stage 6: measured on stage 6 apart, and on for the default
-    whole = ("adapter", "gpu_fresh", "stage8", "stage7", "stage6_whole_names")
+    whole = ("adapter", "stage9", "gpu_fresh", "stage8", "stage7", "stage6_whole_names")
     assert all(settings[n]["whole_names"] is True for n in whole)
     assert all("whole_names" not in settings[n] for n in README_COLUMNS if n not in whole)
     assert settings["base"]["examples"] and not settings["adapter"]["examples"]

@@ -154,8 +154,8 @@ def test_conversation_texts_skip_the_system_prompt_and_keep_references():
 
 # Questions whose names an adapter misspelled or invented without the constraint (stage 1 in eval/results:
 # "Lasartan", "Doperidon", "losan"; the stage-7 adapter, ungrounded, wrote "Lostartan", "Asef" and
-# "losingartan potassium" for three of these four, the stage-9 default "Lasartan", "Dopera" and
-# "losingartan potassium").
+# "losingartan potassium" for three of these four, stage 9 "Lasartan", "Dopera" and "losingartan potassium",
+# the default (stages 9 and 10 interpolated) "Lasartan", "Dopera" and "Lostartan potassium").
 QUESTIONS = [
     "What kind of medicine is Losartan?",
     "elimde Domperidon var, ne işe yarar?",

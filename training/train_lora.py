@@ -556,15 +556,28 @@ def _card_recipe_section(info: dict) -> list[str]:
     lines += [f"Stage 1: {run(stages[0])}.", ""]
     first = f"python training/train_lora.py{_run_flags(stages[0])} --out runs/stage1/"
     commands = [f"python training/generate_data.py && {first}"]
+    previous = "runs/stage1/"  # the adapter the next stage starts from
     for k, i in enumerate(stages[1:], 2):
         lines += [f"Stage {k}, from the stage-{k - 1} adapter: {run(i)}.", ""]
         stop, schedule = _steps(i)
-        data, out = f"training/data/stage{k}.jsonl", "adapter/" if k == len(stages) else f"runs/stage{k}/"
+        mix, last = i.get("interpolation"), k == len(stages)
+        data, out = f"training/data/stage{k}.jsonl", "adapter/" if last and not mix else f"runs/stage{k}/"
         commands += [
             f"{_data_command(i, k)} --out {data}",
-            f"python training/train_lora.py --data {data} --init-adapter runs/stage{k - 1}/ \\",
+            f"python training/train_lora.py --data {data} --init-adapter {previous} \\",
             f"    --lr {i.get('lr')} --max-steps {schedule}{_stop_flag(i)}{_run_flags(i)} --out {out}",
         ]
+        if mix:  # training/interpolate_adapter.py: the weights between where the stage started and where it ended
+            w, mixed = mix["weight"], "adapter/" if last else f"runs/stage{k}-wise-ft/"
+            lines += [
+                f"Then WiSE-FT (`training/interpolate_adapter.py`): every LoRA tensor is {1 - w:g} x the stage-{k - 1}",
+                f"adapter + {w:g} x stage {k}, weights between the start and the end of stage {k}. The weight is",
+                "chosen after training; the repo's README says how.",
+                "",
+            ]
+            commands += [f"python training/interpolate_adapter.py {previous} {out} --weight {w:g} --out {mixed}"]
+            out = mixed
+        previous = out
     return lines + ["```bash", *commands, "```"]
 
 
