@@ -623,7 +623,7 @@ def test_interpolation_mixes_every_lora_tensor_and_the_card_gives_the_command(tm
     # a later stage continues the interpolated adapter, which its card then reproduces under runs/
     third = {"steps": 3, "schedule_steps": 3, "lr": 0.0002, "init_adapter": {"path": "a", "training_info": info}}
     text = train_lora.write_card(tmp_path, third).read_text(encoding="utf-8")
-    assert "interpolate_adapter.py runs/stage1/ runs/stage2/ --weight 1 --out runs/stage2-wise-ft/" in text
+    assert "interpolate_adapter.py runs/stage1/ runs/stage2/ --weight 1.0 --out runs/stage2-wise-ft/" in text
     assert "--init-adapter runs/stage2-wise-ft/ \\\n    --lr 0.0002 --max-steps 3 --out adapter/" in text
     base, _ = load_model(str(tiny_model_dir), device="cpu", dtype="float32", adapter="none")
     tuned, _ = load_model(str(tiny_model_dir), device="cpu", dtype="float32", adapter=str(tmp_path / "mix0.25"))
@@ -632,15 +632,18 @@ def test_interpolation_mixes_every_lora_tensor_and_the_card_gives_the_command(tm
 
 def test_interpolation_errors_name_the_problem(tmp_path, capsys, tiny_adapter):
     import interpolate_adapter
+    from safetensors.torch import load_file, save_file
 
     start, end = tiny_adapter[0], tmp_path / "end"
     _continued(start, end)
+    out = tmp_path / "o"
 
-    def error(a: Path, b: Path, weight: str = "0.5") -> str:
-        assert interpolate_adapter.main([str(a), str(b), "--weight", weight, "--out", str(tmp_path / "o")]) == 2
+    def error(a: Path, b: Path, weight: str = "0.5", to: Path = out) -> str:
+        assert interpolate_adapter.main([str(a), str(b), "--weight", weight, "--out", str(to)]) == 2
         return capsys.readouterr().err
 
     assert "--weight 1.5: must be in [0, 1]" in error(start, end, "1.5")
+    assert "is START or END" in error(start, end, to=end)
     assert "was not trained from START" in error(end, start)  # the wrong way round
     assert "no adapter_config.json, adapter_model.safetensors, training_info.json" in error(start, tmp_path)
     other = tmp_path / "other"
@@ -650,11 +653,22 @@ def test_interpolation_errors_name_the_problem(tmp_path, capsys, tiny_adapter):
     config = json.loads((other / "adapter_config.json").read_text(encoding="utf-8"))
     (other / "adapter_config.json").write_text(json.dumps(config | {"lora_alpha": 8, "r": 8}), encoding="utf-8")
     assert "configs differ in lora_alpha, r" in error(start, other)
-    assert not (tmp_path / "o").exists()  # nothing written on an error
     # peft saves target_modules (a set) in any order: the same modules in another order are the same config
     shuffled = config | {"target_modules": config["target_modules"][::-1]}
     (other / "adapter_config.json").write_text(json.dumps(shuffled), encoding="utf-8")
-    assert interpolate_adapter.main([str(start), str(other), "--weight", "0.5", "--out", str(tmp_path / "o")]) == 0
+    tensors = load_file(end / "adapter_model.safetensors")
+    key = min(tensors)
+    save_file({k: v for k, v in tensors.items() if k != key}, str(other / "adapter_model.safetensors"))
+    assert f"{key} is only in START" in error(start, other)
+    save_file(tensors | {key: tensors[key][:1].contiguous()}, str(other / "adapter_model.safetensors"))
+    shape = f"{key}: {tuple(tensors[key].shape)} torch.bfloat16 in START, {(1, *tensors[key].shape[1:])}"
+    assert shape in error(start, other)
+    save_file(tensors | {key: tensors[key].float()}, str(other / "adapter_model.safetensors"))
+    assert "torch.float32 in END" in error(start, other)
+    assert not out.exists()  # nothing written on an error
+    save_file(tensors, str(other / "adapter_model.safetensors"))
+    assert interpolate_adapter.main([str(start), str(other), "--weight", "0.5", "--out", str(out)]) == 0
+    assert "is itself an interpolation" in error(start, out, to=tmp_path / "o2")  # its weight would be lost
 
 
 # ---------------------------------------------------------------- the adapter in agent.models and the CLI

@@ -43,17 +43,24 @@ def interpolate(start: Path, end: Path, weight: float, out: Path) -> dict:
 
     if not 0.0 <= weight <= 1.0:
         raise InterpolationError(f"--weight {weight}: must be in [0, 1] (0 = START, 1 = END)")
+    if out.resolve() in (start.resolve(), end.resolve()):
+        raise InterpolationError(f"--out {out} is START or END: the card's commands need both kept as they are")
     start_config, start_tensors, start_info = _read(start, "START")
     end_config, end_tensors, end_info = _read(end, "END")
     differ = sorted(k for k in start_config.keys() | end_config.keys() if start_config.get(k) != end_config.get(k))
     if differ:
         raise InterpolationError(f"START and END adapter configs differ in {', '.join(differ)}")
     if start_tensors.keys() != end_tensors.keys():
-        only = sorted(start_tensors.keys() ^ end_tensors.keys())
-        raise InterpolationError(f"START and END hold different LoRA tensors, e.g. {only[0]}")
+        key = min(start_tensors.keys() ^ end_tensors.keys())
+        raise InterpolationError(f"{key} is only in {'START' if key in start_tensors else 'END'}")
     for key, tensor in start_tensors.items():
-        if tensor.shape != end_tensors[key].shape:
-            raise InterpolationError(f"{key}: shape {tuple(tensor.shape)} in START, {tuple(end_tensors[key].shape)}")
+        other = end_tensors[key]
+        if (tensor.shape, tensor.dtype) != (other.shape, other.dtype):
+            raise InterpolationError(
+                f"{key}: {tuple(tensor.shape)} {tensor.dtype} in START, {tuple(other.shape)} {other.dtype} in END"
+            )
+    if "interpolation" in end_info:
+        raise InterpolationError(f"END {end} is itself an interpolation; pass the adapter its stage trained")
     if (end_info.get("init_adapter") or {}).get("training_info") != start_info:
         raise InterpolationError(
             f"END {end} was not trained from START {start} (its training_info.json names another --init-adapter)"
@@ -61,7 +68,8 @@ def interpolate(start: Path, end: Path, weight: float, out: Path) -> dict:
     # The LoRA factors themselves, as WiSE-FT interpolates a fine-tune's own parameters. peft's
     # add_weighted_adapter does not do this: "linear" scales A and B by sqrt(weight) (made for unrelated
     # adapters), "cat" keeps both deltas exactly but doubles the rank. END's factors start at START's and move
-    # by a few percent, so the product stays close to the interpolated delta B @ A, at the same rank and size.
+    # little (stage 10: 7 % of a tensor's norm on average, 16 % at most), so B @ A stays close to the
+    # interpolated delta (within 0.4 % for stage 9 -> 10), at the same rank and size.
     mixed = {
         key: ((1.0 - weight) * tensor.float() + weight * end_tensors[key].float()).to(tensor.dtype).contiguous()
         for key, tensor in start_tensors.items()

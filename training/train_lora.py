@@ -575,7 +575,7 @@ def _card_recipe_section(info: dict) -> list[str]:
                 "chosen after training; the repo's README says how.",
                 "",
             ]
-            commands += [f"python training/interpolate_adapter.py {previous} {out} --weight {w:g} --out {mixed}"]
+            commands += [f"python training/interpolate_adapter.py {previous} {out} --weight {w!r} --out {mixed}"]
             out = mixed
         previous = out
     return lines + ["```bash", *commands, "```"]
