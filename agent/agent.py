@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -11,10 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from . import ppsf
+from .calls import InvalidCall, checked_calls
 from .generation import CachedGenerator, GenerationResult
 from .grounding import GroundedNames, conversation_texts
-from .safety import checked_answer
+from .safety import checked_answer, current_turn, dose_results
 from .toolbox import Toolbox
+from .transcript import Transcript
 
 DEFAULT_SYSTEM_PROMPT = (
     "Sen dikkatli bir eczacı asistanısın. İlaçlar hakkında önce araçlarla bilgi al, yalnızca araç "
@@ -22,6 +23,9 @@ DEFAULT_SYSTEM_PROMPT = (
     "look drugs up with the tools first, answer briefly in the patient's language, only from the results."
 )
 TURKISH_LETTERS = set("çğıöşüÇĞİÖŞÜ")
+# transformers' ResponseParser searches from its last region boundary to the end of what it was fed, so a
+# reply fed whole costs (boundaries x length); fed in bounded pieces, as a token stream is, it is linear.
+PARSE_PIECE = 256
 
 Event = dict[str, Any]
 
@@ -74,25 +78,12 @@ class AgentResult:
     replaced_answer: str | None = None  # the model's answer, when the dose check replaced it (see agent.safety)
 
 
-class Transcript:
-    """Appends one JSON line per message or event, flushed at once, so a killed run leaves valid lines."""
-
-    def __init__(self, path: str | Path | None, run_id: str) -> None:
-        self.path = Path(path) if path is not None else None
-        self.run_id = run_id
-        if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-
-    def write(self, kind: str, **data: Any) -> None:
-        if self.path is None:
-            return
-        line = json.dumps({"run": self.run_id, "time": round(time.time(), 3), "type": kind, **data}, ensure_ascii=False)
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write(line + "\n")
-
-
 def _without(messages: list[dict], start: int, count: int) -> list[dict]:
     return messages[:start] + messages[start + count :]
+
+
+class InputTooLong(ValueError):
+    """The conversation does not fit the model's context with room for an answer."""
 
 
 class Agent:
@@ -165,19 +156,23 @@ class Agent:
     def run(self, question_or_messages: str | list[dict]) -> AgentResult:
         """Answer a question (or continue a conversation) and return the final message, transcript, stats."""
         messages = self._start(question_or_messages)
+        head = 1 if messages[0].get("role") == "system" else 0
+        shown = len(self.examples)
+        messages[head:head] = [dict(m) for m in self.examples]
+        if not self._fits(self.render(messages)):
+            raise InputTooLong(self._too_long(self.render(messages)))
         log = Transcript(self.transcript_path, uuid.uuid4().hex[:12])
         if self.examples:
             log.write("examples", messages=self.examples)
-        for message in messages:
+        for message in _without(messages, head, shown):
             log.write("message", message=message)
-        head = 1 if messages[0].get("role") == "system" else 0
-        messages[head:head] = [dict(m) for m in self.examples]
-        shown = len(self.examples)
         self.toolbox.new_run()
         stats = RunStats()
         outcomes: list[tuple[str, bool]] = []  # (tool name, succeeded) of every call
         for step in range(1, self.max_steps + 1):
             prompt = self.render(messages)
+            if not self._fits(prompt):
+                break  # the tool results filled the context: answer from what is known
             result, parsed = self._generate(prompt, _without(messages, head, shown))
             calls = parsed.get("tool_calls") or []
             stats.steps.append(self._step_stats(step, result, len(calls)))
@@ -194,9 +189,9 @@ class Agent:
                 log.write("stats", stats=stats.to_dict())
                 self._emit({"type": "final", "message": messages[-1], "stats": stats.to_dict()})
                 return AgentResult(messages[-1], _without(messages, head, shown), stats, replaced)
-            for call in assistant["tool_calls"]:  # parallel calls run and answer in order
+            for call, checked in zip(assistant["tool_calls"], calls, strict=True):  # in order
+                output = self.toolbox.call(checked["name"], checked["arguments"])
                 fn = call["function"]
-                output = self.toolbox.call(fn["name"], json.loads(fn["arguments"]))
                 self._append_tool_result(messages, log, fn["name"], call["id"], output, outcomes)
             log.write("step", stats=asdict(stats.steps[-1]))
         final = self._final_answer(messages, outcomes, stats, _without(messages, head, shown))
@@ -242,22 +237,46 @@ class Agent:
             messages.insert(0, {"role": "system", "content": self.system_prompt})
         return messages
 
+    def _fits(self, prompt: str) -> bool:
+        """Whether prompt leaves max_new_tokens of the generator's context (unknown context: always)."""
+        limit = getattr(self.generator, "context_length", None)
+        if not limit:
+            return True
+        if len(prompt) <= limit - self.max_new_tokens:  # every token covers at least one character
+            return True
+        return self._count(prompt) + self.max_new_tokens <= limit
+
+    def _count(self, text: str) -> int:
+        return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def _too_long(self, prompt: str) -> str:
+        limit = self.generator.context_length
+        return (
+            f"The conversation is {self._count(prompt):,} tokens with the system prompt and tools, and the model "
+            f"reads at most {limit:,} including the {self.max_new_tokens} of its answer: shorten the question."
+        )
+
     def _generate(self, prompt: str, shown: list[dict]) -> tuple[GenerationResult, dict]:
         """Generate one step, streaming parser events; returns the raw result and the parsed message.
 
+        The parsed message's tool_calls are checked (agent.calls) as [{"name", "arguments"}]; a reply the
+        parser cannot read, or whose calls cannot run, comes back as {"invalid": text, "error": why}.
         shown: the conversation without the demonstration turns (where grounded names may come from)."""
         parser = self.tokenizer.get_response_parser(self.response_template, prefix=prompt, tools=self.toolbox.schemas)
         broken: list[str] = []
+        # An answer that may state a dose is shown only once the dose check has passed it (see run()).
+        hold = self.dose_check and bool(dose_results(current_turn(shown)))
 
         def on_text(piece: str) -> None:
-            if broken:
-                return
-            try:
-                events = parser.feed(piece)
-            except ValueError as e:  # a tool call whose JSON does not parse
-                broken.append(str(e))
-                return
-            self._emit_parser_events(events)
+            for i in range(0, len(piece), PARSE_PIECE):
+                if broken:
+                    return
+                try:
+                    events = parser.feed(piece[i : i + PARSE_PIECE])
+                except (ValueError, RecursionError) as e:  # a tool call whose JSON does not parse
+                    broken.append(_one_line(e))
+                    return
+                self._emit_parser_events(events, hold)
 
         if not self.reuse_cache:  # every step from an empty KV cache (for comparisons)
             self.generator.reset()
@@ -269,17 +288,25 @@ class Agent:
         result = self.generator.generate(
             prompt, max_new_tokens=self.max_new_tokens, on_text=on_text, next_text=next_text, **self.sampling, **extra
         )
+        message: dict = {}
         if not broken:
             try:
                 message, events = parser.finalize()
-                self._emit_parser_events(events)
-            except ValueError as e:
-                broken.append(str(e))
+                self._emit_parser_events(events, hold)
+                if "tool_calls" in message:
+                    message["tool_calls"] = checked_calls(message["tool_calls"])
+                _check_no_marker_line(message.get("content"))
+            except (ValueError, RecursionError) as e:  # InvalidCall included
+                broken.append(_one_line(e))
         if broken:
             return result, {"role": "assistant", "invalid": result.text, "error": broken[0]}
         if not message.get("content") and not message.get("tool_calls") and result.text.strip():
             # Text outside any block (a model that skipped the marker) is the answer, not dropped.
             message["content"] = result.text.strip()
+            try:
+                _check_no_marker_line(message["content"])
+            except InvalidCall as e:
+                return result, {"role": "assistant", "invalid": result.text, "error": str(e)}
         return result, message
 
     def _assistant_message(self, parsed: dict, step: int) -> dict:
@@ -295,11 +322,8 @@ class Agent:
                 {
                     "id": f"call_{step}_{i}",
                     "type": "function",
-                    "function": {
-                        "name": call["function"].get("name"),
-                        # OpenAI-style string; renders exactly as the dict would.
-                        "arguments": json.dumps(call["function"].get("arguments", {}), ensure_ascii=False),
-                    },
+                    # OpenAI-style string; renders exactly as the dict would.
+                    "function": {"name": call["name"], "arguments": json.dumps(call["arguments"], ensure_ascii=False)},
                 }
                 for i, call in enumerate(calls)
             ]
@@ -344,10 +368,12 @@ class Agent:
             add_generation_prompt=True,
             tokenize=False,
         )
+        if not self._fits(prompt):
+            return {"role": "assistant", "content": self._out_of_steps(messages, outcomes)}
         result, parsed = self._generate(prompt, shown)
         stats.steps.append(self._step_stats(len(stats.steps) + 1, result, 0))
         content = (parsed.get("content") or "").strip()
-        if "invalid" in parsed or not content:
+        if "invalid" in parsed or parsed.get("tool_calls") or not content:  # no tool runs now: say what is missing
             content = self._out_of_steps(messages, outcomes)
         return {"role": "assistant", "content": content}
 
@@ -376,10 +402,29 @@ class Agent:
         if self.on_event is not None:
             self.on_event(event)
 
-    def _emit_parser_events(self, events: list[dict]) -> None:
+    def _emit_parser_events(self, events: list[dict], hold_content: bool = False) -> None:
         for event in events:
+            if event["type"] == "region_chunk" and hold_content and event["field"] == "content":
+                continue
             if event["type"] == "region_chunk" and event["field"] in ("content", "reasoning_content"):
                 self._emit({"type": "text", "field": event["field"], "text": event["text"]})
             elif event["type"] == "region_close" and event["field"] == "tool_calls":
                 fn = event["value"].get("function", {}) if isinstance(event["value"], dict) else {}
                 self._emit({"type": "tool_call", "name": fn.get("name"), "arguments": fn.get("arguments")})
+
+
+def _check_no_marker_line(content: Any) -> None:
+    """An answer never holds a block marker line: the format escapes them, so one is a block written wrong
+    (a @TOOL_CALL with no blank line before it, say) and must not reach the patient as text."""
+    if not isinstance(content, str) or "@" not in content:
+        return
+    for line in content.split("\n"):
+        if line.startswith(ppsf.ASSISTANT_MARKERS + ppsf.FOREIGN_MARKERS):
+            raise InvalidCall(
+                f"the answer holds a {line.split()[0]!r} line; every block starts on its own line after a blank line"
+            )
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text[:500]

@@ -26,8 +26,17 @@ from rapidfuzz import fuzz, process
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 DATA_FILES = ("conditions", "drugs", "products", "interactions", "dosing")
-SECTIONS = ("indications", "dosage", "contraindications", "warnings", "side_effects", "interactions",
-            "pregnancy", "pediatric", "overdose")
+SECTIONS = (
+    "indications",
+    "dosage",
+    "contraindications",
+    "warnings",
+    "side_effects",
+    "interactions",
+    "pregnancy",
+    "pediatric",
+    "overdose",
+)
 LIQUID_FORMS = frozenset({"syrup", "suspension", "oral_solution", "drops"})
 
 Lang = Literal["tr", "en"]
@@ -299,15 +308,17 @@ class DrugDB:
             return Resolution("unknown")
         whole: dict[Target, tuple[float, _Name]] = {}
         best: dict[Target, float] = {}
-        for _, score, idx in process.extract(sq, self._squashed, scorer=fuzz.ratio, limit=20,
-                                             score_cutoff=SUGGEST_SCORE):
+        for _, score, idx in process.extract(
+            sq, self._squashed, scorer=fuzz.ratio, limit=20, score_cutoff=SUGGEST_SCORE
+        ):
             name = self._names[idx]
             if score > whole.get(name.target, (-1.0, name))[0]:
                 whole[name.target] = (score, name)
             best[name.target] = max(best.get(name.target, 0.0), score)
         if len(sq) >= MIN_FUZZY_LEN:
-            for _, score, idx in process.extract(key, self._keys, scorer=fuzz.WRatio, limit=20,
-                                                 score_cutoff=SUGGEST_SCORE):
+            for _, score, idx in process.extract(
+                key, self._keys, scorer=fuzz.WRatio, limit=20, score_cutoff=SUGGEST_SCORE
+            ):
                 target = self._names[idx].target
                 best[target] = max(best.get(target, 0.0), score)
         ranked = sorted(best, key=lambda t: -best[t])
@@ -321,8 +332,9 @@ class DrugDB:
         close = [t for t in ranked if best[t] >= CANDIDATE_SCORE]
         if close:
             cutoff = best[close[0]] - 15
-            return Resolution("ambiguous", lang="tr" if turkish else "en",
-                              candidates=[t for t in close if best[t] >= cutoff][:5])
+            return Resolution(
+                "ambiguous", lang="tr" if turkish else "en", candidates=[t for t in close if best[t] >= cutoff][:5]
+            )
         return Resolution("unknown", lang="tr" if turkish else "en", candidates=ranked[:3])
 
     # -- lookups
@@ -363,8 +375,7 @@ class DrugDB:
             # Prefix match at a word start, so Turkish suffixes ("astımım", "ülserim") still match.
             for m in re.finditer(r"(?<!\w)" + re.escape(syn), key):
                 spans.append((m.start(), m.end(), self._cond_syns[syn]))
-        kept = [s for s in spans
-                if not any(o[0] <= s[0] and s[1] <= o[1] and o[1] - o[0] > s[1] - s[0] for o in spans)]
+        kept = [s for s in spans if not any(o[0] <= s[0] and s[1] <= o[1] and o[1] - o[0] > s[1] - s[0] for o in spans)]
         ids = list(dict.fromkeys(cid for _, _, cid in sorted(kept)))
         if ids:
             return ids

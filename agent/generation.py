@@ -297,6 +297,11 @@ class CachedGenerator:
         self._probe = call_probe(tokenizer)
 
     @property
+    def context_length(self) -> int | None:
+        """The most tokens the model attends to (prompt and answer), from its config."""
+        return getattr(getattr(self.model, "config", None), "max_position_embeddings", None)
+
+    @property
     def cached_ids(self) -> list[int]:
         """The token ids currently held in the KV cache."""
         return list(self._cached_ids)

@@ -9,17 +9,15 @@ text is kept in the transcript and in `AgentResult.replaced_answer`; nothing is 
 from __future__ import annotations
 
 import json
-import re
 
+from .amounts import Amount, read_amounts
+from .drugdb import fold
 from .tools import DISCLAIMER
-
-# An amount in mg, not a concentration ("120 mg/5 mL" is a strength, not a dose).
-_MG = re.compile(r"(?<![\d.,])(\d+(?:[.,]\d+)?)\s*(?:mg|miligram|milligrams?)\b(?!\s*/)", re.IGNORECASE)
 
 
 def mg_amounts(text: str) -> list[float]:
-    """Amounts in mg stated in a text (concentrations such as "120 mg/5 mL" excluded)."""
-    return [float(m.group(1).replace(",", ".")) for m in _MG.finditer(text or "")]
+    """Masses in mg stated in a text (concentrations such as "120 mg/5 mL" excluded), any number format."""
+    return [a.value for a in read_amounts(text) if a.unit == "mg"]
 
 
 def dose_results(messages: list[dict]) -> list[dict]:
@@ -37,16 +35,51 @@ def dose_results(messages: list[dict]) -> list[dict]:
 
 
 def unsafe_dose(answer: str, results: list[dict]) -> bool:
-    """An mg amount above the tool's maximum (max_daily_mg), or any mg amount when the tool gave no dose."""
+    """An amount the calculate_dose results do not support: a single dose above the tool's dose, a daily total
+    above its daily maximum (mL against the liquid's), a rate per kg that comes to more, or any amount for a
+    medicine the tool referred to a doctor. With several results, an amount is held to the medicine named last
+    before it, and to the strictest of them when none is named."""
     if not results:
         return False
-    amounts = mg_amounts(answer)
-    if not amounts:
-        return False
-    limits = [r["max_daily_mg"] for r in results if isinstance(r.get("max_daily_mg"), (int, float))]
-    if not limits:  # the tool referred to a doctor: no mg amount is supported by it
-        return True
-    return max(amounts) > max(limits) + 1e-9
+    amounts = read_amounts(answer)
+    for amount in amounts:
+        result = _named_before(answer, amount.start, results)
+        limits = [result] if result is not None else results
+        if any(_exceeds(amount, r) for r in limits):
+            return True
+    return False
+
+
+def _exceeds(amount: Amount, result: dict) -> bool:
+    per_dose, daily = result.get("per_dose_mg"), result.get("max_daily_mg")
+    if not isinstance(per_dose, (int, float)) or not isinstance(daily, (int, float)):
+        return True  # the tool referred to a doctor: no amount is supported by it
+    value = amount.value
+    if amount.per_kg:
+        weight = result.get("weight_kg")
+        value *= weight if isinstance(weight, (int, float)) else float("inf")
+    if amount.unit == "ml":
+        ml = result.get("per_dose_ml")
+        if not isinstance(ml, (int, float)):
+            return False  # a volume with no liquid dosed (a glass of water): not a dose
+        times = result.get("max_doses_per_day") or 1
+        return value > (ml * times if amount.daily else ml) + 1e-9
+    return value > (daily if amount.daily else per_dose) + 1e-9
+
+
+def _named_before(answer: str, position: int, results: list[dict]) -> dict | None:
+    """The result whose medicine (as asked, or its active ingredient) the answer names last before position."""
+    if len(results) == 1:
+        return results[0]
+    text = fold(answer[:position])
+    best, where = None, -1
+    for result in results:
+        for name in (result.get("drug"), result.get("active_ingredient")):
+            if isinstance(name, str) and name.strip():
+                found = text.rfind(fold(name))
+                if found > where:
+                    best, where = result, found
+    return best
 
 
 def dose_summary(result: dict) -> str:

@@ -5,9 +5,9 @@ Every failure becomes a structured error result the model can read and act on; n
 
 from __future__ import annotations
 
-import concurrent.futures
 import copy
 import json
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +16,7 @@ import jsonschema
 from transformers.utils import get_json_schema
 
 REPEAT_LIMIT = 3  # the third identical call (same name and arguments) in one run is refused
+MAX_STUCK = 8  # calls that timed out and still run; past this, tools are refused until some return
 
 
 def tool_schema(fn: Callable) -> dict:
@@ -67,8 +68,10 @@ class Toolbox:
                 raise ValueError(f"two tools are named {name!r}")
             validator = jsonschema.Draft202012Validator(_validator_schema(schema["function"].get("parameters", {})))
             self._by_name[name] = (fn, validator)
-        # One worker pool for the agent's lifetime; a timed-out tool keeps its thread until it returns.
-        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="ppsf-tool")
+        # Each call runs in a daemon thread of its own: Python cannot stop a thread, so a tool that hangs
+        # keeps its thread, but it neither takes a worker from later calls (a pool would) nor keeps the
+        # process from exiting (a pool's threads are joined at exit).
+        self._stuck: set[threading.Thread] = set()
 
     @property
     def names(self) -> list[str]:
@@ -97,13 +100,27 @@ class Toolbox:
         if problems:
             details = "; ".join(f"{'.'.join(str(p) for p in e.path) or 'arguments'}: {e.message}" for e in problems)
             return error("invalid_arguments", f"{name}: {details}.")
-        future = self._pool.submit(fn, **arguments)
-        try:
-            result = future.result(timeout=self.timeout)
-        except concurrent.futures.TimeoutError:
+        self._stuck = {t for t in self._stuck if t.is_alive()}
+        if len(self._stuck) >= MAX_STUCK:
+            return error("tool_unavailable", f"{len(self._stuck)} earlier tool calls are still running; try later.")
+        outcome: dict[str, Any] = {}
+
+        def target() -> None:
+            try:
+                outcome["result"] = fn(**arguments)
+            except Exception as e:  # a tool's bug must reach the model as a result, not end the run
+                outcome["error"] = e
+
+        thread = threading.Thread(target=target, name=f"ppsf-tool-{name}", daemon=True)
+        thread.start()
+        thread.join(self.timeout)
+        if thread.is_alive():
+            self._stuck.add(thread)
             return error("tool_timeout", f"{name} did not answer within {self.timeout:g} s.")
-        except Exception as e:  # a tool's bug must reach the model as a result, not end the run
+        if "error" in outcome:
+            e = outcome["error"]
             return error("tool_error", f"{name} failed: {type(e).__name__}: {e}")
+        result = outcome.get("result")
         try:
             json.dumps(result, ensure_ascii=False)
         except (TypeError, ValueError) as e:

@@ -39,8 +39,17 @@ from agent.drugdb import LIQUID_FORMS, SECTIONS, DrugDataError, DrugDB, Lang, Ta
 logger = logging.getLogger(__name__)
 
 # Literal (not str) so get_json_schema emits an enum; kept equal to drugdb.SECTIONS by the tests.
-Section = Literal["indications", "dosage", "contraindications", "warnings", "side_effects", "interactions",
-                  "pregnancy", "pediatric", "overdose"]
+Section = Literal[
+    "indications",
+    "dosage",
+    "contraindications",
+    "warnings",
+    "side_effects",
+    "interactions",
+    "pregnancy",
+    "pediatric",
+    "overdose",
+]
 
 NAME_MAX = 200
 MAX_DRUGS = 10
@@ -49,35 +58,71 @@ WEIGHT_MAX_KG = 300.0
 AGE_MAX_YEARS = 120.0
 ELDERLY_FROM_YEARS = 65
 
-DISCLAIMER = {"tr": "Bilgi amaçlıdır; hekim veya eczacınıza danışın.",
-              "en": "For information only; consult a doctor or pharmacist."}
+DISCLAIMER = {
+    "tr": "Bilgi amaçlıdır; hekim veya eczacınıza danışın.",
+    "en": "For information only; consult a doctor or pharmacist.",
+}
 NO_KNOWN_INTERACTION = {"tr": "bu veritabanında bilinen etkileşim yok", "en": "no known interaction in this database"}
 SEVERITY_RANK = {"contraindicated": 0, "major": 1, "moderate": 2, "minor": 3}
 VERDICT_RANK = {"ok": 0, "caution": 1, "unknown": 2, "avoid": 3}
 FORM_NAMES = {
-    "tablet": ("tablet", "tablet"), "film_tablet": ("film tablet", "film-coated tablet"),
+    "tablet": ("tablet", "tablet"),
+    "film_tablet": ("film tablet", "film-coated tablet"),
     "enteric_tablet": ("enterik tablet", "gastro-resistant tablet"),
     "modified_release_tablet": ("uzatılmış salımlı tablet", "modified-release tablet"),
     "chewable_tablet": ("çiğneme tableti", "chewable tablet"),
     "effervescent_tablet": ("efervesan tablet", "effervescent tablet"),
-    "sublingual_tablet": ("dil altı tablet", "sublingual tablet"), "capsule": ("kapsül", "capsule"),
-    "syrup": ("şurup", "syrup"), "suspension": ("süspansiyon", "suspension"),
-    "oral_solution": ("oral çözelti", "oral solution"), "drops": ("damla", "drops"),
-    "injection": ("enjeksiyon", "injection"), "gel": ("jel", "gel"), "cream": ("krem", "cream"),
-    "spray": ("sprey", "spray"), "mouthwash": ("gargara", "mouthwash"), "inhaler": ("inhaler", "inhaler"),
-    "lozenge": ("pastil", "lozenge"), "suppository": ("fitil", "suppository"),
+    "sublingual_tablet": ("dil altı tablet", "sublingual tablet"),
+    "capsule": ("kapsül", "capsule"),
+    "syrup": ("şurup", "syrup"),
+    "suspension": ("süspansiyon", "suspension"),
+    "oral_solution": ("oral çözelti", "oral solution"),
+    "drops": ("damla", "drops"),
+    "injection": ("enjeksiyon", "injection"),
+    "gel": ("jel", "gel"),
+    "cream": ("krem", "cream"),
+    "spray": ("sprey", "spray"),
+    "mouthwash": ("gargara", "mouthwash"),
+    "inhaler": ("inhaler", "inhaler"),
+    "lozenge": ("pastil", "lozenge"),
+    "suppository": ("fitil", "suppository"),
 }
 _SECTION_ALIASES = {
-    "dose": "dosage", "doz": "dosage", "dozaj": "dosage", "pozoloji": "dosage", "kullanim": "dosage",
-    "indication": "indications", "endikasyon": "indications", "endikasyonlar": "indications",
-    "uses": "indications", "usage": "indications", "contraindication": "contraindications",
-    "kontrendikasyon": "contraindications", "kontrendikasyonlar": "contraindications",
-    "warning": "warnings", "uyari": "warnings", "uyarilar": "warnings", "side_effect": "side_effects",
-    "yan_etki": "side_effects", "yan_etkiler": "side_effects", "adverse_reactions": "side_effects",
-    "interaction": "interactions", "etkilesim": "interactions", "etkilesimler": "interactions",
-    "gebelik": "pregnancy", "hamilelik": "pregnancy", "lactation": "pregnancy", "emzirme": "pregnancy",
-    "breastfeeding": "pregnancy", "children": "pediatric", "paediatric": "pediatric", "cocuk": "pediatric",
-    "cocuklar": "pediatric", "overdosage": "overdose", "doz_asimi": "overdose", "zehirlenme": "overdose",
+    "dose": "dosage",
+    "doz": "dosage",
+    "dozaj": "dosage",
+    "pozoloji": "dosage",
+    "kullanim": "dosage",
+    "indication": "indications",
+    "endikasyon": "indications",
+    "endikasyonlar": "indications",
+    "uses": "indications",
+    "usage": "indications",
+    "contraindication": "contraindications",
+    "kontrendikasyon": "contraindications",
+    "kontrendikasyonlar": "contraindications",
+    "warning": "warnings",
+    "uyari": "warnings",
+    "uyarilar": "warnings",
+    "side_effect": "side_effects",
+    "yan_etki": "side_effects",
+    "yan_etkiler": "side_effects",
+    "adverse_reactions": "side_effects",
+    "interaction": "interactions",
+    "etkilesim": "interactions",
+    "etkilesimler": "interactions",
+    "gebelik": "pregnancy",
+    "hamilelik": "pregnancy",
+    "lactation": "pregnancy",
+    "emzirme": "pregnancy",
+    "breastfeeding": "pregnancy",
+    "children": "pediatric",
+    "paediatric": "pediatric",
+    "cocuk": "pediatric",
+    "cocuklar": "pediatric",
+    "overdosage": "overdose",
+    "doz_asimi": "overdose",
+    "zehirlenme": "overdose",
 }
 _NAME_PUNCT = frozenset(" -+/.,'’()%&_?!")
 _CONDITION_PUNCT = _NAME_PUNCT | frozenset(":;")
@@ -202,8 +247,10 @@ def _section(value: Any) -> str:
 
 
 def _brief(db: DrugDB, target: Target, lang: Lang) -> dict:
-    return {"drug": db.display_name(target, lang),
-            "active_ingredient": db.ingredient_names(db.ingredient_ids(target), lang)}
+    return {
+        "drug": db.display_name(target, lang),
+        "active_ingredient": db.ingredient_names(db.ingredient_ids(target), lang),
+    }
 
 
 def _find(db: DrugDB, name: str) -> tuple[Target, Lang, bool]:
@@ -212,10 +259,16 @@ def _find(db: DrugDB, name: str) -> tuple[Target, Lang, bool]:
     if res.status == "found" and res.target is not None:
         return res.target, res.lang, res.corrected
     if res.status == "ambiguous":
-        raise ToolError("ambiguous_drug", f"'{name}' matches several medicines; use one of matches",
-                        matches=[_brief(db, t, res.lang) for t in res.candidates])
-    raise ToolError("unknown_drug", f"'{name}' is not in the drug database",
-                    suggestions=[db.display_name(t, res.lang) for t in res.candidates])
+        raise ToolError(
+            "ambiguous_drug",
+            f"'{name}' matches several medicines; use one of matches",
+            matches=[_brief(db, t, res.lang) for t in res.candidates],
+        )
+    raise ToolError(
+        "unknown_drug",
+        f"'{name}' is not in the drug database",
+        suggestions=[db.display_name(t, res.lang) for t in res.candidates],
+    )
 
 
 def _header(db: DrugDB, target: Target, lang: Lang, corrected: bool, query: str) -> dict:
@@ -265,8 +318,11 @@ def search_drug(drug: str) -> dict:
     res = db.resolve(name)
     if res.status == "ambiguous":
         message = {"tr": "Birden fazla ilaç eşleşti; birini seçin.", "en": "Several medicines match; pick one."}
-        return {"query": name, "matches": [_brief(db, t, res.lang) for t in res.candidates],
-                "message": message[res.lang]}
+        return {
+            "query": name,
+            "matches": [_brief(db, t, res.lang) for t in res.candidates],
+            "message": message[res.lang],
+        }
     target, lang, corrected = _find(db, name)
     out = _brief(db, target, lang)
     other = _other(lang)
@@ -286,8 +342,9 @@ def search_drug(drug: str) -> dict:
         out["usage"] = ing[f"usage_{lang}"]
         out[f"usage_{other}"] = ing[f"usage_{other}"]
         out["brands"] = _brands(db, db.by_ingredient_set.get(frozenset(ids), []), lang, 6)
-        combos = [pid for key, pids in db.by_ingredient_set.items() if target.id in key and len(key) > 1
-                  for pid in pids]
+        combos = [
+            pid for key, pids in db.by_ingredient_set.items() if target.id in key and len(key) > 1 for pid in pids
+        ]
         if combos:
             out["combinations"] = _brands(db, combos, lang, 4)
         out["status"] = ing["status"]
@@ -321,9 +378,14 @@ def get_drug_info(drug: str, section: Section) -> dict:
         out["text"] = entry[lang]
         out["source"] = entry["source"]
     else:
-        out["texts"] = [{"ingredient": db.ingredients[i][f"name_{lang}"],
-                         "text": db.ingredients[i]["sections"][sec][lang],
-                         "source": db.ingredients[i]["sections"][sec]["source"]} for i in ids]
+        out["texts"] = [
+            {
+                "ingredient": db.ingredients[i][f"name_{lang}"],
+                "text": db.ingredients[i]["sections"][sec][lang],
+                "source": db.ingredients[i]["sections"][sec]["source"],
+            }
+            for i in ids
+        ]
         product = db.products[target.id]
         if "note_tr" in product and sec in ("dosage", "warnings", "overdose"):
             out["note"] = product[f"note_{lang}"]
@@ -333,12 +395,14 @@ def get_drug_info(drug: str, section: Section) -> dict:
 
 _DUPLICATE_WARNING = {
     "tr": "Aynı etkin madde iki üründe: toplam doz günlük sınırı aşabilir. Birlikte almayın veya toplam dozu "
-          "hesaplayın.",
+    "hesaplayın.",
     "en": "Same active ingredient in both: the total can exceed the daily limit. Do not combine, or count the "
-          "total dose.",
+    "total dose.",
 }
-_UNCHECKED_WARNING = {"tr": "Tanınmayan isimler kontrol edilmedi; bu, etkileşim olmadığı anlamına gelmez.",
-                      "en": "Unrecognised names were not checked; this does not mean they are safe."}
+_UNCHECKED_WARNING = {
+    "tr": "Tanınmayan isimler kontrol edilmedi; bu, etkileşim olmadığı anlamına gelmez.",
+    "en": "Unrecognised names were not checked; this does not mean they are safe.",
+}
 
 
 @_tool
@@ -355,24 +419,39 @@ def check_interactions(drugs: list[str]) -> dict:
     db = load_db()
     results = [db.resolve(name) for name in names]
     lang: Lang = "tr" if any(r.lang == "tr" for r in results) else "en"
-    resolved = [(db.display_name(r.target, lang), db.ingredient_ids(r.target))
-                for r in results if r.status == "found" and r.target is not None]
+    resolved = [
+        (db.display_name(r.target, lang), db.ingredient_ids(r.target))
+        for r in results
+        if r.status == "found" and r.target is not None
+    ]
     pairs: list[dict] = []
     duplicates: list[dict] = []
     for i, (name_a, ids_a) in enumerate(resolved):
-        for name_b, ids_b in resolved[i + 1:]:
+        for name_b, ids_b in resolved[i + 1 :]:
             shared = [x for x in ids_a if x in ids_b]
-            duplicates += [{"drugs": [name_a, name_b], "ingredient": db.ingredients[x][f"name_{lang}"],
-                            "warning": _DUPLICATE_WARNING[lang]} for x in shared]
+            duplicates += [
+                {
+                    "drugs": [name_a, name_b],
+                    "ingredient": db.ingredients[x][f"name_{lang}"],
+                    "warning": _DUPLICATE_WARNING[lang],
+                }
+                for x in shared
+            ]
             found = _interaction_entries(db, (name_a, ids_a), (name_b, ids_b), lang)
             if not found and not shared:
                 found = [{"drugs": [name_a, name_b], "severity": None, "description": NO_KNOWN_INTERACTION[lang]}]
             pairs += found
     pairs.sort(key=lambda p: SEVERITY_RANK.get(p["severity"], len(SEVERITY_RANK)))
     out: dict[str, Any] = {"pairs": pairs, "duplicates": duplicates}
-    unknown = [{"name": name, "reason": "ambiguous" if r.status == "ambiguous" else "not found",
-                "suggestions": [db.display_name(t, lang) for t in r.candidates]}
-               for name, r in zip(names, results, strict=True) if r.status != "found"]
+    unknown = [
+        {
+            "name": name,
+            "reason": "ambiguous" if r.status == "ambiguous" else "not found",
+            "suggestions": [db.display_name(t, lang) for t in r.candidates],
+        }
+        for name, r in zip(names, results, strict=True)
+        if r.status != "found"
+    ]
     if unknown:
         out["unknown"] = unknown
         out["warning"] = _UNCHECKED_WARNING[lang]
@@ -389,29 +468,39 @@ def _interaction_entries(db: DrugDB, a: tuple[str, list[str]], b: tuple[str, lis
             for ix in db.interactions_between(ing_a, ing_b):
                 entry = {"drugs": [name_a, name_b], "severity": ix["severity"]}
                 if len(ids_a) > 1 or len(ids_b) > 1:  # say which parts of a combination interact
-                    entry["ingredients"] = [db.ingredients[ing_a][f"name_{lang}"],
-                                            db.ingredients[ing_b][f"name_{lang}"]]
-                entry.update(description=ix[f"description_{lang}"], management=ix[f"management_{lang}"],
-                             source=ix["source"])
+                    entry["ingredients"] = [
+                        db.ingredients[ing_a][f"name_{lang}"],
+                        db.ingredients[ing_b][f"name_{lang}"],
+                    ]
+                entry.update(
+                    description=ix[f"description_{lang}"], management=ix[f"management_{lang}"], source=ix["source"]
+                )
                 entries.append(entry)
     return entries
 
 
 _DOSE_REASONS = {
-    "combination": {"tr": "Kombinasyon ürünleri için kiloya göre doz hesaplanmaz; kullanma talimatına uyun veya "
-                          "hekime/eczacıya danışın.",
-                    "en": "No weight-based dose for combination products: follow the leaflet or ask a doctor or "
-                          "pharmacist."},
-    "high_risk": {"tr": "Yüksek riskli veya kontrollü ilaç: dozu yalnızca hekim belirler.",
-                  "en": "High-risk or controlled medicine: only the prescriber sets the dose."},
-    "no_rule": {"tr": "Bu veritabanında kiloya göre doz kuralı yok; kullanma talimatına uyun veya hekime/eczacıya "
-                      "danışın.",
-                "en": "No weight-based dose rule in this database: follow the leaflet or ask a doctor or "
-                      "pharmacist."},
-    "below_min_age": {"tr": "{limit} altında doz yalnızca hekim tarafından belirlenir.",
-                      "en": "Under {limit} the dose must come from a doctor."},
-    "below_min_weight": {"tr": "{limit} altında doz yalnızca hekim tarafından belirlenir.",
-                         "en": "Under {limit} the dose must come from a doctor."},
+    "combination": {
+        "tr": "Kombinasyon ürünleri için kiloya göre doz hesaplanmaz; kullanma talimatına uyun veya "
+        "hekime/eczacıya danışın.",
+        "en": "No weight-based dose for combination products: follow the leaflet or ask a doctor or pharmacist.",
+    },
+    "high_risk": {
+        "tr": "Yüksek riskli veya kontrollü ilaç: dozu yalnızca hekim belirler.",
+        "en": "High-risk or controlled medicine: only the prescriber sets the dose.",
+    },
+    "no_rule": {
+        "tr": "Bu veritabanında kiloya göre doz kuralı yok; kullanma talimatına uyun veya hekime/eczacıya danışın.",
+        "en": "No weight-based dose rule in this database: follow the leaflet or ask a doctor or pharmacist.",
+    },
+    "below_min_age": {
+        "tr": "{limit} altında doz yalnızca hekim tarafından belirlenir.",
+        "en": "Under {limit} the dose must come from a doctor.",
+    },
+    "below_min_weight": {
+        "tr": "{limit} altında doz yalnızca hekim tarafından belirlenir.",
+        "en": "Under {limit} the dose must come from a doctor.",
+    },
 }
 
 
@@ -454,15 +543,19 @@ def calculate_dose(drug: str, weight_kg: float, age_years: float) -> dict:
         return refer([_DOSE_REASONS["no_rule"][lang]])
     dose = compute_dose(rule, weight, age)
     if not isinstance(dose, Dose):
-        return refer([
-            _DOSE_REASONS[r.reason][lang].format(
-                limit=_years(r.limit, lang) if r.reason == "below_min_age" else f"{r.limit:g} kg")
-            for r in dose
-        ])
+        return refer(
+            [
+                _DOSE_REASONS[r.reason][lang].format(
+                    limit=_years(r.limit, lang) if r.reason == "below_min_age" else f"{r.limit:g} kg"
+                )
+                for r in dose
+            ]
+        )
     out["per_dose_mg"] = dose.per_dose_mg
     if target.kind == "product":
-        liquid = next((p for p in db.products[target.id]["presentations"]
-                       if p["form"] in LIQUID_FORMS and "mg_per_ml" in p), None)
+        liquid = next(
+            (p for p in db.products[target.id]["presentations"] if p["form"] in LIQUID_FORMS and "mg_per_ml" in p), None
+        )
         if liquid is not None:
             out["per_dose_ml"] = dose_in_ml(dose.per_dose_mg, liquid["mg_per_ml"])
             out["liquid_strength"] = liquid["strength"]
@@ -493,16 +586,22 @@ def find_alternatives(drug: str) -> dict:
     ids = db.ingredient_ids(target)
     same = [p for p in db.by_ingredient_set.get(frozenset(ids), []) if p != target.id]
     same.sort(key=lambda p: db.products[p]["lang"] != lang)
-    out["alternatives"] = [{"brand": db.products[p]["brand"], "forms": _forms(db.products[p], lang),
-                            "status": db.products[p]["status"]} for p in same[:8]]
+    out["alternatives"] = [
+        {"brand": db.products[p]["brand"], "forms": _forms(db.products[p], lang), "status": db.products[p]["status"]}
+        for p in same[:8]
+    ]
     if same:
-        out["note"] = {"tr": "Aynı etkin madde; doz, form ve yardımcı maddeler farklı olabilir. Değiştirmeden önce "
-                             "eczacınıza danışın.",
-                       "en": "Same active ingredient(s); strength, form and excipients may differ. Ask a "
-                             "pharmacist before switching."}[lang]
+        out["note"] = {
+            "tr": "Aynı etkin madde; doz, form ve yardımcı maddeler farklı olabilir. Değiştirmeden önce "
+            "eczacınıza danışın.",
+            "en": "Same active ingredient(s); strength, form and excipients may differ. Ask a "
+            "pharmacist before switching.",
+        }[lang]
     else:
-        out["note"] = {"tr": "Bu veritabanında aynı etkin maddeyi içeren başka ürün yok.",
-                       "en": "No other product with the same active ingredient(s) in this database."}[lang]
+        out["note"] = {
+            "tr": "Bu veritabanında aynı etkin maddeyi içeren başka ürün yok.",
+            "en": "No other product with the same active ingredient(s) in this database.",
+        }[lang]
     return out
 
 
@@ -511,31 +610,54 @@ _MSG = {
     "breastfeeding": {"tr": "Emzirme", "en": "Breastfeeding"},
     "age": {"tr": "Yaş", "en": "Age"},
     "breastfeeding_ok": {"tr": "Emzirmede genellikle uygundur.", "en": "Generally compatible with breastfeeding."},
-    "breastfeeding_caution": {"tr": "Emzirmede dikkat; hekime danışın.", "en": "Caution while breastfeeding; ask a "
-                              "doctor."},
+    "breastfeeding_caution": {
+        "tr": "Emzirmede dikkat; hekime danışın.",
+        "en": "Caution while breastfeeding; ask a doctor.",
+    },
     "breastfeeding_avoid": {"tr": "Emzirmede önerilmez.", "en": "Not recommended while breastfeeding."},
-    "breastfeeding_unknown": {"tr": "Emzirmede güvenliliği bilinmiyor; hekime danışın.",
-                              "en": "Safety in breastfeeding is unknown; ask a doctor."},
-    "too_young": {"tr": "{limit} altında hekim kararı olmadan kullanılmaz.",
-                  "en": "Not for use under {limit} unless a doctor decides."},
-    "elderly": {"tr": "65 yaş üstünde yan etki riski daha yüksektir; düşük doz ve hekim kontrolü gerekir.",
-                "en": "Higher risk of side effects from 65 years; lower doses and medical review."},
-    "condition_avoid": {"tr": "{label}: bu durumda kullanılmamalı (kontrendikasyon veya ciddi risk).",
-                        "en": "{label}: should not be used (contraindication or serious risk)."},
-    "condition_caution": {"tr": "{label}: dikkatli kullanılmalı; önce hekime danışın.",
-                          "en": "{label}: use with caution; ask a doctor first."},
-    "condition_ok": {"tr": "{label}: bu veritabanında özel bir uyarı yok.",
-                     "en": "{label}: no specific warning in this database."},
-    "condition_unknown": {"tr": "Bu durum veritabanında tanınmadı; hekime veya eczacıya danışın.",
-                          "en": "This condition is not recognised in this database; ask a doctor or pharmacist."},
-    "nothing_checked": {"tr": "Yalnızca verilen bilgiler (gebelik, emzirme, yaş, hastalıklar) kontrol edildi.",
-                        "en": "Only the given facts (pregnancy, breastfeeding, age, conditions) were checked."},
+    "breastfeeding_unknown": {
+        "tr": "Emzirmede güvenliliği bilinmiyor; hekime danışın.",
+        "en": "Safety in breastfeeding is unknown; ask a doctor.",
+    },
+    "too_young": {
+        "tr": "{limit} altında hekim kararı olmadan kullanılmaz.",
+        "en": "Not for use under {limit} unless a doctor decides.",
+    },
+    "elderly": {
+        "tr": "65 yaş üstünde yan etki riski daha yüksektir; düşük doz ve hekim kontrolü gerekir.",
+        "en": "Higher risk of side effects from 65 years; lower doses and medical review.",
+    },
+    "condition_avoid": {
+        "tr": "{label}: bu durumda kullanılmamalı (kontrendikasyon veya ciddi risk).",
+        "en": "{label}: should not be used (contraindication or serious risk).",
+    },
+    "condition_caution": {
+        "tr": "{label}: dikkatli kullanılmalı; önce hekime danışın.",
+        "en": "{label}: use with caution; ask a doctor first.",
+    },
+    "condition_ok": {
+        "tr": "{label}: bu veritabanında özel bir uyarı yok.",
+        "en": "{label}: no specific warning in this database.",
+    },
+    "condition_unknown": {
+        "tr": "Bu durum veritabanında tanınmadı; hekime veya eczacıya danışın.",
+        "en": "This condition is not recognised in this database; ask a doctor or pharmacist.",
+    },
+    "nothing_checked": {
+        "tr": "Yalnızca verilen bilgiler (gebelik, emzirme, yaş, hastalıklar) kontrol edildi.",
+        "en": "Only the given facts (pregnancy, breastfeeding, age, conditions) were checked.",
+    },
 }
 
 
 @_tool
-def check_contraindications(drug: str, pregnant: bool = False, breastfeeding: bool = False,
-                            age_years: float | None = None, conditions: list[str] | None = None) -> dict:
+def check_contraindications(
+    drug: str,
+    pregnant: bool = False,
+    breastfeeding: bool = False,
+    age_years: float | None = None,
+    conditions: list[str] | None = None,
+) -> dict:
     """Check whether a medicine suits a patient.
 
     Args:
@@ -583,12 +705,22 @@ def check_contraindications(drug: str, pregnant: bool = False, breastfeeding: bo
         if is_pregnant:
             add(ing, _MSG["pregnancy"][lang], safety["pregnancy"], preg[lang], preg["source"])
         if is_breastfeeding:
-            add(ing, _MSG["breastfeeding"][lang], safety["breastfeeding"],
-                _MSG[f"breastfeeding_{safety['breastfeeding']}"][lang], preg["source"])
+            add(
+                ing,
+                _MSG["breastfeeding"][lang],
+                safety["breastfeeding"],
+                _MSG[f"breastfeeding_{safety['breastfeeding']}"][lang],
+                preg["source"],
+            )
         min_age = safety.get("min_age_years")
         if age is not None and min_age is not None and age < min_age:
-            add(ing, _MSG["age"][lang], "avoid", _MSG["too_young"][lang].format(limit=_years(min_age, lang)),
-                sections["pediatric"]["source"])
+            add(
+                ing,
+                _MSG["age"][lang],
+                "avoid",
+                _MSG["too_young"][lang].format(limit=_years(min_age, lang)),
+                sections["pediatric"]["source"],
+            )
         elif age is not None and age >= ELDERLY_FROM_YEARS and safety["elderly"] != "ok":
             add(ing, _MSG["age"][lang], safety["elderly"], _MSG["elderly"][lang], safety["source"])
         for cid in condition_ids:
@@ -620,5 +752,10 @@ def is_known_name(text: str) -> bool:
 
 
 PHARMACY_TOOLS: list[Callable[..., dict]] = [
-    search_drug, get_drug_info, check_interactions, calculate_dose, find_alternatives, check_contraindications,
+    search_drug,
+    get_drug_info,
+    check_interactions,
+    calculate_dose,
+    find_alternatives,
+    check_contraindications,
 ]

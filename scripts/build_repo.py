@@ -34,16 +34,18 @@ def chat_template_text() -> str:
     return GENERATION_TAG.sub("", TEMPLATE_SOURCE.read_text(encoding="utf-8"))
 
 
-def _text_field(marker: str) -> dict:
+def _text_field(marker: str, *, escape_close: str, escape_open: str) -> dict:
     """A text block (@THOUGHT, @PHARMACIST) whose escaped lines are unescaped while parsing.
 
-    transformers' parser has no substitution, so each escape backslash at a line start is consumed as a
-    close delimiter, and a zero-width open (a lookbehind back to this block's marker line, which no body
-    line can look like) resumes the region right after it; the pieces are joined with "".
+    transformers' parser has no substitution, so at each escaped line the block closes and reopens around
+    the escape backslash, and the pieces are joined with "". The reopen is anchored with \\G (where the
+    parser resumes, right after the close) and looks back at most two characters, so a reply with many
+    escaped lines parses in linear time; each block consumes the backslash on a different side of its
+    close, which is what tells the two blocks' reopenings apart without looking back to the marker line.
     """
     return {
-        "open_pattern": rf"(?<![^\n]){marker}\n|(?=\\*@)(?<=(?<![^\n]){marker}\n(?:[^@\n][^\n]*\n|\n)*\\)",
-        "close_pattern": r"(?<=\n)\\(?=\\*@)|\n+(?=@)|\n+\Z",
+        "open_pattern": rf"(?<![^\n]){marker}\n|\G{escape_open}",
+        "close_pattern": rf"{escape_close}|\n+(?=@)|\n+\Z",
         "content": "text",
         "content_args": {"strip": False},
         "repeats": True,
@@ -68,8 +70,13 @@ def response_template() -> dict:
         "defaults": {"role": "assistant"},
         "start_anchor_pattern": f"{tools_block}|{prompt_block}",
         "fields": {
-            "reasoning_content": _text_field("@THOUGHT"),
-            "content": _text_field("@PHARMACIST"),
+            # @THOUGHT closes before the backslash and its reopening consumes it; @PHARMACIST the other way.
+            "reasoning_content": _text_field(
+                "@THOUGHT", escape_close=r"(?<=\n)(?=\\+@)", escape_open=r"(?<=\n)\\(?=\\*@)"
+            ),
+            "content": _text_field(
+                "@PHARMACIST", escape_close=r"(?<=\n)\\(?=\\*@)", escape_open=r"(?<=\n\\)(?=\\*@)"
+            ),
             "tool_calls": {
                 "open_pattern": r"(?<![^\n])@TOOL_CALL\n",
                 "close_pattern": r"\n+(?=@)",

@@ -1,0 +1,105 @@
+"""Reading the amounts a text states (mg, g, mcg, mL), in Turkish and English number formats.
+
+One reader for every check that compares a stated amount with a limit, so "günde 5.000 mg", "5,000 mg",
+"5 000 mg", "5 g" and "5 gram" all read as 5000 mg. Where a format is ambiguous the larger reading wins
+("1.500 mg" is 1500 mg, never 1.5): a limit check must not be passed by a number read too small.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Digit groups of three after ".", "," or a space kind (" 5 000", Turkish "5.000", English "5,000"), then an
+# optional decimal part with the other mark; or plain digits with an optional decimal part.
+_NUMBER = (
+    r"(?<![\w.,])(\d{1,3}(?:(?P<sep>[.,\u00a0\u202f\u2009 ])\d{3})(?:(?P=sep)\d{3})*(?:[.,]\d+)?(?![\d])"
+    r"|\d+(?:[.,]\d+)?)"
+)
+_SCALE = {"mg": 1.0, "g": 1000.0, "mcg": 0.001, "ml": 1.0}
+_UNITS = (
+    r"(?P<unit>mg|mgr|mili?gram\w*|milligram\w*|mcg|µg|μg|mikrogram\w*|micrograms?|g|gr|gram\w*|grams?"
+    r"|ml|mililit\w*|millilit\w*|cc)(?![a-zçğıöşü])"
+)
+_AMOUNT = re.compile(_NUMBER + r"\s*" + _UNITS, re.IGNORECASE)
+# What may follow the unit: a concentration ("120 mg/5 mL", "mg/tablet") is a strength, not an amount;
+# "/kg" is a rate; "/gün", "/day" or "per day" mark a daily total.
+_PER = re.compile(
+    r"\s*(?:/|\bper\b|\bher\b)\s*(?P<per>\d*[.,]?\d*\s*(?:ml|mL|cc|l|litre|liter|tablet\w*|tab|kapsül\w*|capsule\w*"
+    r"|ölçek\w*|kaşık\w*|spoon\w*|damla\w*|drop\w*|kg|kilo\w*|gün\w*|day|days|24\s*(?:saat|h|hours?)|doz\w*|dose\w*))",
+    re.IGNORECASE,
+)
+_DAILY_AFTER = re.compile(
+    r"\s*(?:,\s*)?(?:a day|daily|each day|every day|per day|in 24 hours|over 24 hours|günde|günlük|24 saatte)\b",
+    re.IGNORECASE,
+)
+# A daily word, then only words of "at most" before the number: "günlük en fazla 4000 mg", "daily total: 3 g".
+_DAILY_BEFORE = re.compile(
+    r"(?:günde|günlük|gün içinde|24 saatte|bir günde|daily|a day|per day|in 24 hours|total|toplam)\s*"
+    r"(?:(?:en fazla|en çok|toplam|maksimum|maximum|max\.?|at most|no more than|not more than|up to|of|is|doz\w*"
+    r"|dose|amount|miktar\w*|:|-|–)\s*)*$",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Amount:
+    """An amount a text states: value in mg (mass) or mL (volume), and what it is an amount of."""
+
+    value: float
+    unit: str  # "mg" or "ml"
+    daily: bool  # stated as a total per day
+    per_kg: bool  # a rate per kg of body weight
+    start: int
+    end: int
+
+
+def read_number(text: str) -> float:
+    """A number written with Turkish or English marks: "5.000" and "5,000" are 5000; "1,5" and "1.5" are 1.5."""
+    text = text.replace("\u00a0", " ").replace("\u202f", " ").replace("\u2009", " ")
+    grouped = re.fullmatch(r"(\d{1,3})((?:([., ])\d{3})(?:\3\d{3})*)(?:[.,](\d+))?", text)
+    if grouped and not (grouped.group(1) == "0" and grouped.group(3) != " "):
+        whole = grouped.group(1) + re.sub(r"\D", "", grouped.group(2))
+        return float(f"{whole}.{grouped.group(4) or 0}")
+    return float(text.replace(",", "."))
+
+
+def read_amounts(text: str) -> list[Amount]:
+    """Every mass or volume amount text states, concentrations ("120 mg/5 mL") left out."""
+    out: list[Amount] = []
+    skip = 0  # the end of the last concentration: its "/5 mL" is no amount
+    for m in _AMOUNT.finditer(text or ""):
+        if m.start() < skip:
+            continue
+        unit = m.group("unit").lower()
+        kind = (
+            "ml"
+            if unit in ("ml", "cc") or unit.startswith(("mililit", "millilit"))
+            else "mcg"
+            if unit in ("mcg", "µg", "μg") or unit.startswith(("mikro", "micro"))
+            else "g"
+            if unit in ("g", "gr") or unit.startswith("gram")
+            else "mg"
+        )
+        per = _PER.match(text, m.end())
+        per_word = per.group("per").lower() if per else ""
+        per_kg = per_word.startswith(("kg", "kilo"))
+        per_day = per_word.startswith(("gün", "day", "24"))
+        per_dose = per_word.startswith(("doz", "dose"))
+        if per and not (per_kg or per_day or per_dose):
+            skip = per.end()
+            continue  # a strength: mg per mL, per tablet, per spoon
+        daily = per_day or (
+            not per_dose
+            and (bool(_DAILY_AFTER.match(text, m.end())) or bool(_DAILY_BEFORE.search(_clause_before(text, m.start()))))
+        )
+        value = read_number(m.group(1)) * _SCALE[kind]
+        out.append(Amount(value, "ml" if kind == "ml" else "mg", daily, per_kg, m.start(), m.end()))
+    return out
+
+
+def _clause_before(text: str, start: int) -> str:
+    """The text of the clause before start (back to the last sentence or list mark, at most 60 characters)."""
+    before = text[max(0, start - 60) : start]
+    cut = max(before.rfind(c) for c in ".;\n(")
+    return before[cut + 1 :] if cut >= 0 else before
