@@ -22,7 +22,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
+import re
 import shutil
+import stat
 import struct
 import sys
 import tempfile
@@ -46,6 +49,9 @@ ADAPTER_DIR = "adapter"
 ADAPTER_REQUIRED: tuple[str, ...] = ("adapter_config.json", "adapter_model.safetensors")
 ADAPTER_OPTIONAL: tuple[str, ...] = ("README.md",)
 GOLDEN_DIR = Path("spec") / "golden"
+# The largest file the repo ships is the LoRA adapter (~10 MB); anything far bigger is not meant to go.
+MAX_FILE_BYTES = 64 * 1024 * 1024
+TEMPLATE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}\.jinja")
 
 DEFAULT_COMMIT_MESSAGE = "Upload PPSF tokenizer and chat templates"
 LOGIN_HINT = "run `hf auth login` or set the HF_TOKEN environment variable"
@@ -94,18 +100,23 @@ class RepoFile:
 
 
 def collect_files(repo_dir: str | Path, *, with_adapter: bool = False) -> tuple[list[RepoFile], list[str]]:
-    """Return the allowlisted files present in `repo_dir` and the problems (missing required files).
+    """Return the allowlisted files present in `repo_dir` and the problems (missing or unsafe files).
 
     Only these paths are ever considered: `ALLOWLIST_REQUIRED`, `ALLOWLIST_OPTIONAL`,
-    `additional_chat_templates/*.jinja` and, with `with_adapter`, the files of `adapter/`.
+    `additional_chat_templates/*.jinja` and, with `with_adapter`, the files of `adapter/`. Each must be a
+    regular file inside the repo, reached through no symbolic link (a link could send `/etc/passwd` or a
+    token file), no larger than `MAX_FILE_BYTES`; a named template's file name must be a plain name.
     """
-    root = Path(repo_dir)
+    root = Path(repo_dir).resolve()
     files: list[RepoFile] = []
     problems: list[str] = []
 
     def add(path_in_repo: str, required: bool) -> None:
         local = root / path_in_repo
-        if local.is_file():
+        problem = _unsafe(root, path_in_repo)
+        if problem is not None:
+            problems.append(problem)
+        elif local.is_file():
             files.append(RepoFile(path_in_repo, local))
         elif required:
             problems.append(f"required file {path_in_repo} is missing from {root}")
@@ -115,12 +126,23 @@ def collect_files(repo_dir: str | Path, *, with_adapter: bool = False) -> tuple[
     for name in ALLOWLIST_OPTIONAL:
         add(name, required=False)
     templates_dir = root / NAMED_TEMPLATES_DIR
-    if templates_dir.is_dir():
+    if (problem := _unsafe(root, NAMED_TEMPLATES_DIR)) is not None:
+        problems.append(problem)
+    elif templates_dir.is_dir():
         for template in sorted(templates_dir.glob("*.jinja")):
-            if template.is_file() and not template.name.startswith("."):
-                files.append(RepoFile(f"{NAMED_TEMPLATES_DIR}/{template.name}", template))
+            if template.name.startswith("."):
+                continue
+            if not TEMPLATE_NAME.fullmatch(template.name):
+                problems.append(
+                    f"{NAMED_TEMPLATES_DIR}/{ascii(template.name)[1:-1]}: a template file name may hold only "
+                    "letters, digits, '.', '_' and '-' (it becomes the template's name on the Hub)"
+                )
+                continue
+            add(f"{NAMED_TEMPLATES_DIR}/{template.name}", required=False)
     if with_adapter:
-        if not (root / ADAPTER_DIR).is_dir():
+        if (problem := _unsafe(root, ADAPTER_DIR)) is not None:
+            problems.append(problem)
+        elif not (root / ADAPTER_DIR).is_dir():
             problems.append(f"--with-adapter was given but the folder {root / ADAPTER_DIR} does not exist")
         else:
             for name in ADAPTER_REQUIRED:
@@ -128,6 +150,40 @@ def collect_files(repo_dir: str | Path, *, with_adapter: bool = False) -> tuple[
             for name in ADAPTER_OPTIONAL:
                 add(f"{ADAPTER_DIR}/{name}", required=False)
     return files, problems
+
+
+def _unsafe(root: Path, path_in_repo: str) -> str | None:
+    """Why root/path_in_repo must not be sent (a link on the way, outside the repo, not a file, too big), or None."""
+    local = root
+    for part in Path(path_in_repo).parts:
+        local = local / part
+        if local.is_symlink():
+            return (
+                f"{local.relative_to(root)} is a symbolic link (to {os.readlink(local)}): only regular files "
+                "inside the repo are sent; replace it with the file itself"
+            )
+    if not local.exists():
+        return None
+    if not local.resolve().is_relative_to(root):
+        return f"{path_in_repo} resolves outside the repo ({local.resolve()})"
+    if local.is_dir() and path_in_repo in (NAMED_TEMPLATES_DIR, ADAPTER_DIR):
+        return None
+    if not stat.S_ISREG(local.stat().st_mode):
+        return f"{path_in_repo} is not a regular file"
+    size = local.stat().st_size
+    if size > MAX_FILE_BYTES:
+        return f"{path_in_repo} is {size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit of a file this repo sends"
+    return None
+
+
+def read_regular(path: Path) -> bytes:
+    """The bytes of path, refusing a symbolic link or non-file swapped in after validation (O_NOFOLLOW)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+            raise ValidationError([f"{path} changed after validation: not a regular file within the size limit"])
+        return handle.read(MAX_FILE_BYTES + 1)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -418,7 +474,7 @@ def upload(
     if api is None:
         api = HfApi(token=token, library_name="ppsf-upload")
     operations = [
-        CommitOperationAdd(path_in_repo=f.path_in_repo, path_or_fileobj=str(f.local_path)) for f in files
+        CommitOperationAdd(path_in_repo=f.path_in_repo, path_or_fileobj=read_regular(f.local_path)) for f in files
     ]
     message = commit_message or (DEFAULT_COMMIT_MESSAGE + (" and LoRA adapter" if with_adapter else ""))
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from .agent import DEFAULT_SYSTEM_PROMPT, Agent, AgentResult
+from .agent import DEFAULT_SYSTEM_PROMPT, Agent, AgentResult, InputTooLong
+from .transcript import new_transcript_path
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"  # as agent.openai_backend: not imported here, openai is optional
 
@@ -28,9 +28,41 @@ def demo_examples() -> list[dict]:
 
 
 def default_transcript() -> Path:
+    """A new private file for this run or chat under the cache's transcripts folder (see agent.transcript)."""
     from .models import cache_dir
 
-    return cache_dir() / "transcripts" / f"{datetime.date.today().isoformat()}.jsonl"
+    return new_transcript_path(cache_dir() / "transcripts")
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    """argparse type: a number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text}")
+    return value
+
+
+def undecodable(text: str) -> str | None:
+    """Why text (from argv or stdin, decoded with surrogateescape) is not UTF-8 text, or None when it is."""
+    for i, ch in enumerate(text):
+        if 0xD800 <= ord(ch) <= 0xDFFF:
+            byte = f" (byte 0x{ord(ch) - 0xDC00:02x})" if 0xDC80 <= ord(ch) <= 0xDCFF else ""
+            return f"it is not valid UTF-8 text: undecodable input at character {i}{byte}"
+    return None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,8 +86,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--base-url", help=f"openai backend: the server's API root (default: {DEFAULT_BASE_URL})")
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"])
     p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"])
-    p.add_argument("--max-steps", type=int, default=5, help="generation steps before a final answer is forced")
-    p.add_argument("--max-new-tokens", type=int, default=256, help="tokens per generation step")
+    p.add_argument("--max-steps", type=positive_int, default=5, help="generation steps before a final answer is forced")
+    p.add_argument("--max-new-tokens", type=positive_int, default=256, help="tokens per generation step")
+    p.add_argument(
+        "--timeout",
+        type=positive_seconds,
+        default=60.0,
+        help="openai backend: seconds one generation step may take, connection and whole stream included "
+        "(default: 60); a step that runs over is an error, never retried",
+    )
     system = p.add_mutually_exclusive_group()
     system.add_argument("--system", help="system prompt text (any language)")
     system.add_argument("--system-file", type=Path, help="read the system prompt from a UTF-8 file")
@@ -84,7 +123,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--no-stream", action="store_true", help="print the answer only when it is complete")
     p.add_argument("--json", action="store_true", help="print the transcript and stats as JSON")
-    p.add_argument("--transcript", type=Path, help="JSONL file to append to (default: a dated file in the cache)")
+    p.add_argument(
+        "--transcript",
+        type=Path,
+        help="JSONL file to append to, created private (0600); default: a new file per run or chat under "
+        "~/.cache/ppsf/transcripts/ (a 0700 folder)",
+    )
     return p
 
 
@@ -135,7 +179,9 @@ def _backend(args: argparse.Namespace) -> tuple[Any, Any, Any]:
 
         # The prompt is rendered and the reply parsed here, with this repo's tokenizer and templates.
         tokenizer = load_tokenizer()
-        generator = OpenAIGenerator(args.model, tokenizer, base_url=args.base_url or DEFAULT_BASE_URL)
+        generator = OpenAIGenerator(
+            args.model, tokenizer, base_url=args.base_url or DEFAULT_BASE_URL, timeout=args.timeout
+        )
         generator.check()
         return None, tokenizer, generator
     from .models import load_model, resolve_adapter
@@ -153,6 +199,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--base-url needs --backend openai")
     if args.adapter != "auto" and args.backend != "local":
         parser.error("--adapter needs --backend local")
+    if args.question is not None:
+        problem = undecodable(args.question) or ("it is empty" if not args.question.strip() else None)
+        if problem:
+            parser.error(f"the question cannot be asked: {problem}")
 
     if args.system_file is not None:
         try:
@@ -205,11 +255,19 @@ def main(argv: list[str] | None = None) -> int:
         printer.field, printer.content = None, ""
         return result
 
+    # A run that cannot go on (the question is too long for the model, the server failed) ends with one line.
+    run_errors = (InputTooLong, *errors)
     if args.question is not None:
-        answer(args.question)
-        print(f"transcript: {transcript}", file=sys.stderr)
+        try:
+            answer(args.question)
+        except run_errors as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        finally:
+            print(f"transcript: {transcript}", file=sys.stderr)
         return 0
     print("PPSF eczacı — soru yazın (çıkmak için Ctrl-D). Ask a question (Ctrl-D to quit).", file=sys.stderr)
+    _tolerant_stdio()
     history: list[dict] = []
     while True:
         try:
@@ -217,5 +275,19 @@ def main(argv: list[str] | None = None) -> int:
         except (EOFError, KeyboardInterrupt):
             print(f"\ntranscript: {transcript}", file=sys.stderr)
             return 0
-        if question:
-            history = answer(history + [{"role": "user", "content": question}]).messages
+        problem = undecodable(question)
+        if problem:
+            print(f"error: this line cannot be asked: {problem}; type it again", file=sys.stderr)
+        elif question:
+            try:
+                history = answer(history + [{"role": "user", "content": question}]).messages
+            except run_errors as e:
+                print(f"error: {e}", file=sys.stderr)
+
+
+def _tolerant_stdio() -> None:
+    """Read undecodable bytes from a terminal as surrogates (refused per line above) instead of crashing."""
+    for stream, errors in ((sys.stdin, "surrogateescape"), (sys.stdout, "backslashreplace")):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors=errors)

@@ -9,6 +9,7 @@ closed the moment it fires, so the server stops decoding after the turn's tool c
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -31,14 +32,55 @@ def _detail(error: openai.APIStatusError) -> str:
     if isinstance(body, dict):
         inner = body.get("error", body)
         if isinstance(inner, dict):
-            return str(inner.get("message") or inner.get("detail") or inner)
-        return str(inner)
+            return _one_line(inner.get("message") or inner.get("detail") or inner)
+        return _one_line(inner)
     if body:
-        return str(body)
+        return _one_line(body)
     try:
-        return error.response.text.strip() or error.message
+        return _one_line(error.response.text) or _one_line(error.message)
     except Exception:  # a streamed response whose body was never read
-        return error.message
+        return _one_line(error.message)
+
+
+def _one_line(value: object, limit: int = 300) -> str:
+    """A server's text as one short line: an HTML error page loses its tags, a long body is cut."""
+    text = " ".join(re.sub(r"<[^>]{0,200}>", " ", str(value)).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class _TokenBudget:
+    """How much of a streamed reply fits max_new_tokens, for a server that ignores max_tokens.
+
+    A token is at least one UTF-8 byte, so the text is tokenized (with the tokenizer the prompt was counted
+    with) only once its bytes could exceed the budget; a reply within max_tokens costs a few counts.
+    """
+
+    def __init__(self, tokenizer: Any, max_new_tokens: int) -> None:
+        self.tokenizer = tokenizer
+        self.limit = max_new_tokens
+        self.text = ""
+        self._bound = 0  # an upper bound of the tokens in self.text
+        self.exhausted = False
+
+    def admit(self, piece: str) -> str:
+        """The part of piece within the budget (all of it, until the budget runs out)."""
+        if self.exhausted:
+            return ""
+        self._bound += len(piece.encode("utf-8", "surrogatepass"))
+        if self._bound <= self.limit:
+            self.text += piece
+            return piece
+        ids = self.tokenizer(self.text + piece, add_special_tokens=False)["input_ids"]
+        if len(ids) <= self.limit:
+            self.text += piece
+            self._bound = len(ids)
+            return piece
+        self.exhausted = True
+        kept = self.tokenizer.decode(ids[: self.limit])
+        end = len(kept) if (self.text + piece).startswith(kept) else len(self.text)
+        admitted = (self.text + piece)[len(self.text) : max(end, len(self.text))]
+        self.text += admitted
+        return admitted
 
 
 class OpenAIGenerator:
@@ -62,14 +104,20 @@ class OpenAIGenerator:
         base_url: str = DEFAULT_BASE_URL,
         api_key: str | None = None,
         *,
-        timeout: float = 600.0,
-        max_retries: int = 2,
+        timeout: float = 60.0,
+        max_retries: int = 1,
+        context_length: int | None = None,
         extra_body: dict | None = None,
         token_prompt: bool = False,
         client: openai.OpenAI | None = None,
     ) -> None:
         self.base_url = base_url
         self.tokenizer = tokenizer
+        self.timeout = timeout
+        # The served model's context; by default the tokenizer's model_max_length (transformers' "unlimited"
+        # sentinel, ~1e30, reads as unknown). The agent refuses a conversation that does not fit.
+        limit = context_length or getattr(tokenizer, "model_max_length", None)
+        self.context_length = limit if isinstance(limit, int) and 0 < limit < 10**9 else None
         self.token_prompt = token_prompt
         self.extra_body = dict(extra_body or {})  # server-specific request fields (top_k, generation_config...)
         # Local servers need no key, but the client insists on one.
@@ -115,7 +163,9 @@ class OpenAIGenerator:
         except openai.APIStatusError as e:
             raise ServingError(f"{self.base_url} answered HTTP {e.status_code}: {_detail(e)}") from e
         except openai.APIError as e:  # an error event inside a stream
-            raise ServingError(f"{self.base_url} reported an error: {e.message}") from e
+            raise ServingError(f"{self.base_url} reported an error: {_one_line(e.message)}") from e
+        except ValueError as e:  # an event whose data is not JSON
+            raise ServingError(f"{self.base_url} sent a malformed stream event: {_one_line(e)}") from e
         except Exception as e:
             # The connection broke while a stream was read: the transport's own error (httpx in openai 1.x,
             # httpx2 in later releases) reaches us unwrapped.
@@ -164,28 +214,44 @@ class OpenAIGenerator:
         t0 = time.perf_counter()
         stream = self._request(lambda: self.client.completions.create(**params))
         detector, streamed = StopDetector(prompt), 0
-        finish, usage, t_first = None, None, 0.0
+        budget = _TokenBudget(self.tokenizer, max_new_tokens)
+        finish, usage, t_first, events = None, None, 0.0, 0
 
         def read() -> None:
-            nonlocal finish, usage, t_first, streamed
+            nonlocal finish, usage, t_first, streamed, events
             for chunk in stream:
-                usage = chunk.usage or usage  # OpenAI sends it in a last chunk without choices
-                for choice in chunk.choices or []:
-                    finish = choice.finish_reason or finish
-                    if not choice.text:
+                events += 1
+                if time.perf_counter() - t0 > self.timeout:
+                    raise ServingError(f"{self.base_url} did not finish a step within {self.timeout:g} s (--timeout)")
+                usage = getattr(chunk, "usage", None) or usage  # OpenAI sends it in a last chunk without choices
+                choices = getattr(chunk, "choices", None) or []
+                if not isinstance(choices, list) or not all(hasattr(c, "text") for c in choices):
+                    raise ServingError(f"{self.base_url} sent a malformed completion chunk: {_one_line(chunk)}")
+                for choice in choices:
+                    finish = getattr(choice, "finish_reason", None) or finish
+                    text = choice.text
+                    if text is None or text == "":
                         continue
+                    if not isinstance(text, str):
+                        raise ServingError(f"{self.base_url} sent a completion text that is not a string: {text!r:.80}")
                     t_first = t_first or time.perf_counter()
-                    detector.feed(choice.text)
+                    detector.feed(budget.admit(text))
                     if on_text is not None and detector.safe_len > streamed:
                         on_text(detector.text[streamed : detector.safe_len])
                         streamed = detector.safe_len
-                    if detector.stop is not None:
+                    if detector.stop is not None or budget.exhausted:
                         return  # closing the stream below makes the server cancel the generation
 
         try:
             self._request(read)
         finally:
             stream.close()
+        if events == 0:
+            kind = _header(stream, "content-type")
+            raise ServingError(
+                f"{self.base_url} answered without any completion event (content-type {kind or 'not given'}): "
+                "is it an OpenAI-compatible server?"
+            )
         stop = detector.finish()  # a stream that ended right after a closed tool call stops there
         text = detector.text[: stop.cut] if stop is not None else detector.text
         if on_text is not None and len(text) > streamed:
@@ -193,17 +259,25 @@ class OpenAIGenerator:
         t_end = time.perf_counter()
         # Servers send no token ids: these are the local tokenizer's ids of the text received.
         received_ids = self._encode(detector.text)
-        if usage is not None:
-            prompt_tokens, decoded = usage.prompt_tokens, usage.completion_tokens
+        prompt_count, completion_count = (
+            getattr(usage, "prompt_tokens", None),
+            getattr(usage, "completion_tokens", None),
+        )
+        if _counts(prompt_count, completion_count):
+            prompt_tokens, decoded = prompt_count, min(completion_count, max_new_tokens)
             details = getattr(usage, "prompt_tokens_details", None)
-            cached = min(getattr(details, "cached_tokens", None) or 0, prompt_tokens)
-        else:
+            cached = getattr(details, "cached_tokens", None)
+            cached = min(cached, prompt_tokens) if _counts(cached) else 0
+        else:  # no usage, or one with counts that are not counts: count here
             prompt_tokens = len(prompt_ids) if prompt_ids is not None else len(self._encode(prompt))
             decoded, cached = len(received_ids), 0
         t_first = t_first or t_end
+        reason = _FINISH_REASONS.get(finish or "stop", "eos") if isinstance(finish, str) else "eos"
+        if stop is not None or budget.exhausted:
+            reason = stop.reason if stop is not None else "max_new_tokens"
         return GenerationResult(
             text=text,
-            stop_reason=stop.reason if stop is not None else _FINISH_REASONS.get(finish or "stop", "eos"),
+            stop_reason=reason,
             token_ids=received_ids,
             prompt_tokens=prompt_tokens,
             cached_tokens=cached,
@@ -216,3 +290,15 @@ class OpenAIGenerator:
 
     def _encode(self, text: str) -> list[int]:
         return self.tokenizer(text, add_special_tokens=False)["input_ids"] if text else []
+
+
+def _counts(*values: object) -> bool:
+    """Whether values are token counts (a broken server may send strings, floats or negatives)."""
+    return all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values)
+
+
+def _header(stream: Any, name: str) -> str | None:
+    try:
+        return stream.response.headers.get(name)
+    except AttributeError:
+        return None

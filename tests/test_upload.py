@@ -417,8 +417,8 @@ def test_commit_sends_exactly_the_allowlist(
     assert args == ("someone/ppsf",)
     sent = _sent_paths(kwargs["operations"])
     assert set(sent) == expected_paths
-    for rel, op in sent.items():
-        assert Path(op.path_or_fileobj) == repo_dir / rel
+    for rel, op in sent.items():  # the bytes validated, read once, so a file swapped afterwards is not sent
+        assert op.path_or_fileobj == (repo_dir / rel).read_bytes()
     assert kwargs["revision"] is None and kwargs["create_pr"] is False and kwargs["repo_type"] == "model"
     assert kwargs["commit_message"]
     out, err = capsys.readouterr()
