@@ -23,9 +23,6 @@ DEFAULT_SYSTEM_PROMPT = (
     "look drugs up with the tools first, answer briefly in the patient's language, only from the results."
 )
 TURKISH_LETTERS = set("çğıöşüÇĞİÖŞÜ")
-# transformers' ResponseParser searches from its last region boundary to the end of what it was fed, so a
-# reply fed whole costs (boundaries x length); fed in bounded pieces, as a token stream is, it is linear.
-PARSE_PIECE = 256
 
 Event = dict[str, Any]
 
@@ -185,6 +182,8 @@ class Agent:
                 self._append_tool_result(messages, log, "invalid_tool_call", None, output, outcomes)
                 continue
             if not calls:
+                if not (assistant.get("content") or "").strip():  # an empty reply is no answer: say so
+                    messages[-1] = {**assistant, "content": self._out_of_steps(messages, outcomes, ran_out=False)}
                 replaced = self._check_dose(messages, log)
                 log.write("stats", stats=stats.to_dict())
                 self._emit({"type": "final", "message": messages[-1], "stats": stats.to_dict()})
@@ -268,15 +267,14 @@ class Agent:
         hold = self.dose_check and bool(dose_results(current_turn(shown)))
 
         def on_text(piece: str) -> None:
-            for i in range(0, len(piece), PARSE_PIECE):
-                if broken:
-                    return
-                try:
-                    events = parser.feed(piece[i : i + PARSE_PIECE])
-                except (ValueError, RecursionError) as e:  # a tool call whose JSON does not parse
-                    broken.append(_one_line(e))
-                    return
-                self._emit_parser_events(events, hold)
+            if broken:
+                return
+            try:
+                events = ppsf.feed(parser, piece)  # bounded pieces: a server may send one huge chunk
+            except (ValueError, RecursionError) as e:  # a tool call whose JSON does not parse
+                broken.append(_one_line(e))
+                return
+            self._emit_parser_events(events, hold)
 
         if not self.reuse_cache:  # every step from an empty KV cache (for comparisons)
             self.generator.reset()
@@ -377,21 +375,23 @@ class Agent:
             content = self._out_of_steps(messages, outcomes)
         return {"role": "assistant", "content": content}
 
-    def _out_of_steps(self, messages: list[dict], outcomes: list[tuple[str, bool]]) -> str:
-        """A plain answer when max_steps ran out: what was tried and what is missing."""
+    def _out_of_steps(self, messages: list[dict], outcomes: list[tuple[str, bool]], ran_out: bool = True) -> str:
+        """A plain answer when there is none from the model (max_steps ran out, or it wrote nothing)."""
         question = next((m["content"] for m in messages if m.get("role") == "user"), "")
         turkish = isinstance(question, str) and bool(TURKISH_LETTERS & set(question))
         tried = ", ".join(dict.fromkeys(name for name, _ in outcomes)) or ("hiçbiri" if turkish else "none")
         errors = any(not ok for _, ok in outcomes)
         if turkish:
+            within = f" {self.max_steps} adımda" if ran_out else ""
             text = (
-                f"Üzgünüm, {self.max_steps} adımda kesin bir yanıta ulaşamadım. Kullanılan araçlar: {tried}."
+                f"Üzgünüm,{within} kesin bir yanıta ulaşamadım. Kullanılan araçlar: {tried}."
                 + (" Bazı araç çağrıları hata verdi." if errors else "")
                 + " Lütfen sorunuzu ilaç adıyla daha açık sorun ya da bir eczacıya danışın."
             )
         else:
+            within = f" within {self.max_steps} steps" if ran_out else ""
             text = (
-                f"Sorry, I could not reach a reliable answer within {self.max_steps} steps. Tools used: {tried}."
+                f"Sorry, I could not reach a reliable answer{within}. Tools used: {tried}."
                 + (" Some tool calls failed." if errors else "")
                 + " Please ask again naming the drug, or consult a pharmacist."
             )
@@ -409,8 +409,11 @@ class Agent:
             if event["type"] == "region_chunk" and event["field"] in ("content", "reasoning_content"):
                 self._emit({"type": "text", "field": event["field"], "text": event["text"]})
             elif event["type"] == "region_close" and event["field"] == "tool_calls":
-                fn = event["value"].get("function", {}) if isinstance(event["value"], dict) else {}
-                self._emit({"type": "tool_call", "name": fn.get("name"), "arguments": fn.get("arguments")})
+                try:  # announced only if it can run; a broken call is answered as invalid_tool_call instead
+                    (checked,) = checked_calls([event["value"]])
+                except InvalidCall:
+                    continue
+                self._emit({"type": "tool_call", **checked})
 
 
 def _check_no_marker_line(content: Any) -> None:

@@ -29,10 +29,9 @@ _PER = re.compile(
     r"|ölçek\w*|kaşık\w*|spoon\w*|damla\w*|drop\w*|kg|kilo\w*|gün\w*|day|days|24\s*(?:saat|h|hours?)|doz\w*|dose\w*))",
     re.IGNORECASE,
 )
-_DAILY_AFTER = re.compile(
-    r"\s*(?:,\s*)?(?:a day|daily|each day|every day|per day|in 24 hours|over 24 hours|günde|günlük|24 saatte)\b",
-    re.IGNORECASE,
-)
+# Right after the amount ("1200 mg a day"); Turkish puts "günde" before the amount, and after one it starts the
+# next clause ("600 mg, günde en fazla 1200 mg") or counts doses ("600 mg günde 3 kez").
+_DAILY_AFTER = re.compile(r"\s*(?:a day|daily|each day|every day|per day|in 24 hours|over 24 hours)\b", re.IGNORECASE)
 # A daily word, then only words of "at most" before the number: "günlük en fazla 4000 mg", "daily total: 3 g".
 _DAILY_BEFORE = re.compile(
     r"(?:günde|günlük|gün içinde|24 saatte|bir günde|daily|a day|per day|in 24 hours|total|toplam)\s*"

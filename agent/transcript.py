@@ -17,6 +17,7 @@ from typing import Any
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
+_LINE_BREAKS = {ord(c): f"\\u{ord(c):04x}" for c in "\x85\u2028\u2029"}
 
 
 def private_dir(path: Path) -> Path:
@@ -53,6 +54,8 @@ class Transcript:
         if self.path is None:
             return
         line = json.dumps({"run": self.run_id, "time": round(time.time(), 3), "type": kind, **data}, ensure_ascii=False)
+        # Line breaks JSON leaves raw but str.splitlines() (and so many JSONL readers) breaks lines at.
+        line = line.translate(_LINE_BREAKS)
         # A lone surrogate (from a JSON escape or undecodable input) cannot be UTF-8: it can only occur inside
         # a JSON string here, where "\udcff" is its valid JSON spelling.
         data_bytes = (line + "\n").encode("utf-8", "backslashreplace")

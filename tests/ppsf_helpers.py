@@ -13,6 +13,7 @@ from typing import Any
 from hypothesis import strategies as st
 from transformers.utils.chat_template_utils import _compile_jinja_template
 
+from agent.generation import GenerationResult
 from agent.ppsf import REPO_ROOT
 
 SEED_TEMPLATE = (REPO_ROOT / "spec" / "seed_template.jinja").read_text(encoding="utf-8")
@@ -296,3 +297,41 @@ def repo_tokenizer():
     from agent.ppsf import load_tokenizer
 
     return load_tokenizer()
+
+
+# ---- a model stand-in for the agent loop ----
+def call(name: str, **arguments) -> str:
+    return f'@TOOL_CALL\n{{\n  "name": "{name}",\n  "arguments": {json.dumps(arguments, ensure_ascii=False)}\n}}'
+
+
+class ScriptedGenerator:
+    """Replays texts as if a model wrote them, streaming each in small chunks; records the prompts.
+
+    context_length: what a real generator reports (the agent refuses prompts that do not fit)."""
+
+    def __init__(self, texts: list[str], context_length: int | None = None) -> None:
+        self.texts = list(texts)
+        self.prompts: list[str] = []
+        self.context_length = context_length
+
+    def reset(self) -> None:
+        pass
+
+    def generate(self, prompt, max_new_tokens=256, temperature=0.0, top_p=1.0, seed=None, on_text=None, next_text=None):
+        self.prompts.append(prompt)
+        text = self.texts.pop(0) if self.texts else ""
+        if on_text is not None:
+            for i in range(0, len(text), 3):
+                on_text(text[i : i + 3])
+        return GenerationResult(
+            text=text,
+            stop_reason="tool_call" if text.endswith("}") else "eos",
+            token_ids=[1] * len(text),
+            prompt_tokens=len(prompt),
+            cached_tokens=0,
+            prefill_tokens=len(prompt),
+            decoded_tokens=len(text),
+            prefill_seconds=0.0,
+            decode_seconds=0.0,
+            seconds=0.0,
+        )

@@ -6,10 +6,9 @@ import json
 import time
 
 import pytest
-from ppsf_helpers import markers, repo_tokenizer
+from ppsf_helpers import ScriptedGenerator, call, markers, repo_tokenizer
 
 from agent.agent import Agent
-from agent.generation import GenerationResult
 
 
 def lookup(drug: str) -> dict:
@@ -48,40 +47,6 @@ def slow(drug: str) -> dict:
     """
     time.sleep(2)
     return {}
-
-
-def call(name: str, **arguments) -> str:
-    return f'@TOOL_CALL\n{{\n  "name": "{name}",\n  "arguments": {json.dumps(arguments, ensure_ascii=False)}\n}}'
-
-
-class ScriptedGenerator:
-    """Replays texts as if a model wrote them, streaming each in small chunks; records the prompts."""
-
-    def __init__(self, texts: list[str]) -> None:
-        self.texts = list(texts)
-        self.prompts: list[str] = []
-
-    def reset(self) -> None:
-        pass
-
-    def generate(self, prompt, max_new_tokens=256, temperature=0.0, top_p=1.0, seed=None, on_text=None, next_text=None):
-        self.prompts.append(prompt)
-        text = self.texts.pop(0) if self.texts else ""
-        if on_text is not None:
-            for i in range(0, len(text), 3):
-                on_text(text[i : i + 3])
-        return GenerationResult(
-            text=text,
-            stop_reason="tool_call" if text.endswith("}") else "eos",
-            token_ids=[1] * len(text),
-            prompt_tokens=len(prompt),
-            cached_tokens=0,
-            prefill_tokens=len(prompt),
-            decoded_tokens=len(text),
-            prefill_seconds=0.0,
-            decode_seconds=0.0,
-            seconds=0.0,
-        )
 
 
 def make_agent(

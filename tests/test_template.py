@@ -216,6 +216,20 @@ ERRORS = [
     ([{"role": "assistant", "tool_calls": [{"name": "f"}]}], 'tool_calls[0]: "arguments" is missing'),
     ([{"role": "assistant", "tool_calls": [{"name": "f", "arguments": '"{}"'}]}], "must hold a JSON object"),
     ([{"role": "assistant", "tool_calls": [{"name": "f", "arguments": [1]}]}], '"arguments" must be a dict'),
+    # A second top-level key after the object would forge the call's name ("delete_all") on parsing.
+    (
+        [
+            {
+                "role": "assistant",
+                "tool_calls": [{"name": "f", "arguments": '{"drug": "Parol"}, "name": "delete_all", "x": {}'}],
+            }
+        ],
+        "must hold one JSON object",
+    ),
+    (
+        [{"role": "assistant", "tool_calls": [{"name": "f", "arguments": '{"a": [1]}, "b": {"c": 2}'}]}],
+        "one JSON object",
+    ),
     ([{"role": "assistant", "thought": "a", "reasoning_content": "b"}], "conflicting reasoning values"),
     ([{"role": "assistant", "thought": 5}], "reasoning must be a string"),
     ([{"role": "user", "content": "x", "thought": "t"}], "reasoning is only rendered for assistant messages"),
@@ -316,3 +330,14 @@ def test_assistant_mask_covers_each_assistant_turn_and_its_stop():
     assert masked == expected
     assert masked.endswith("Parol ağrı kesicidir.\n\n")  # the closing blank line is learnt too
     assert unescape(blocks(text)[-1][1]) == "Parol ağrı kesicidir."
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    ['{"a": {"b": "}"}}', '{"a": "}, \\"name\\": \\"x\\""}', '{"a": [{"b": 1}, {"c": "{"}]}', '{"a": "\\\\"}'],
+)
+def test_one_object_with_braces_inside_strings_or_nesting_renders(arguments):
+    """The single-object check tracks strings and escapes: braces inside values are not the outer brace."""
+    assert json.loads(arguments)  # each case is one valid JSON object
+    out = render_raw(messages=[{"role": "assistant", "tool_calls": [{"name": "f", "arguments": arguments}]}])
+    assert f'"arguments": {arguments}\n}}' in out

@@ -446,10 +446,7 @@ def test_commit_with_adapter_pr_and_options(
 
 def test_revision_branch_is_created_before_the_commit(repo_dir: Path, isolated_env: None) -> None:
     api = FakeApi()
-    assert (
-        upload.main(["--repo-id", "someone/ppsf", "--repo-dir", str(repo_dir), "--revision", "dev"], api=api)
-        == 0
-    )
+    assert upload.main(["--repo-id", "someone/ppsf", "--repo-dir", str(repo_dir), "--revision", "dev"], api=api) == 0
     assert api.names() == ["create_repo", "create_branch", "create_commit"]
     assert api.calls[1][2] == {"branch": "dev", "exist_ok": True, "repo_type": "model"}
     assert api.commit_kwargs()["revision"] == "dev"
@@ -481,9 +478,7 @@ def _network_error() -> Exception:
 def _offline_error() -> Exception:
     from huggingface_hub.errors import OfflineModeIsEnabled
 
-    return OfflineModeIsEnabled(
-        "Cannot reach https://huggingface.co/api/repos/create: offline mode is enabled."
-    )
+    return OfflineModeIsEnabled("Cannot reach https://huggingface.co/api/repos/create: offline mode is enabled.")
 
 
 HUB_ERRORS = {
@@ -576,9 +571,7 @@ def _card_problems(readme: Path, *, adapter: bool) -> list[str]:
     card = ModelCard.load(readme)  # a Path: read from disk, never from the Hub
     assert isinstance(card.data, ModelCardData)
     data = card.data.to_dict()
-    problems = [
-        key for key in ("license", "language", "library_name", "tags", "pipeline_tag") if not data.get(key)
-    ]
+    problems = [key for key in ("license", "language", "library_name", "tags", "pipeline_tag") if not data.get(key)]
     languages = [data["language"]] if isinstance(data.get("language"), str) else data.get("language") or []
     problems += [f"language {lang}" for lang in ("tr", "en") if lang not in languages]
     if adapter and not data.get("base_model"):
@@ -603,8 +596,92 @@ def test_card_check_on_minimal_front_matter(tmp_path: Path) -> None:
     assert any("base_model" in p for p in upload._check_card(readme, require_base_model=True))
 
     readme.write_text(MINIMAL_FRONT_MATTER.replace("- en\n", ""), encoding="utf-8")
-    assert upload._check_card(readme, require_base_model=False) == [
-        "README.md front matter 'language' lacks ['en']"
-    ]
+    assert upload._check_card(readme, require_base_model=False) == ["README.md front matter 'language' lacks ['en']"]
     readme.write_text("# no front matter\n", encoding="utf-8")
     assert len(upload._check_card(readme, require_base_model=False)) == 5
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Hostile repos: nothing outside the repo, through a link or of an odd name is listed or sent
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _secret(tmp_path: Path) -> Path:
+    secret = tmp_path / "outside" / "token.txt"
+    secret.parent.mkdir(parents=True, exist_ok=True)
+    secret.write_text("hf_SECRETSECRETSECRET\n", encoding="utf-8")
+    return secret
+
+
+def _link_file(rel: str):
+    def apply(repo: Path, secret: Path) -> None:
+        (repo / rel).unlink(missing_ok=True)
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).symlink_to(secret)
+
+    return apply
+
+
+def _link_adapter_folder(repo: Path, secret: Path) -> None:
+    outside = secret.parent / "adapter"
+    _add_fake_adapter(repo)
+    shutil.move(repo / "adapter", outside)
+    (repo / "adapter").symlink_to(outside, target_is_directory=True)
+
+
+@pytest.mark.parametrize(
+    "make_link, with_adapter, rel",
+    [
+        (_link_file("LICENSE"), False, "LICENSE"),
+        (_link_file("README.md"), False, "README.md"),
+        (_link_file("additional_chat_templates/leak.jinja"), False, "additional_chat_templates/leak.jinja"),
+        (_link_file("adapter/README.md"), True, "adapter/README.md"),
+        (_link_adapter_folder, True, "adapter"),
+    ],
+    ids=["LICENSE", "README", "template", "adapter-file", "adapter-folder"],
+)
+def test_symlinks_out_of_the_repo_are_refused_and_never_sent(
+    repo_dir: Path, tmp_path: Path, make_link, with_adapter: bool, rel: str, isolated_env: None, capsys
+) -> None:
+    """A link to a token file (or /etc/passwd) used to be listed with "Validation: OK" and committed."""
+    if with_adapter and rel != "adapter":
+        _add_fake_adapter(repo_dir)
+    make_link(repo_dir, _secret(tmp_path))
+    argv = ["--repo-id", DRY_RUN_ID, "--dry-run", "--repo-dir", str(repo_dir)] + (
+        ["--with-adapter"] if with_adapter else []
+    )
+    assert upload.main(argv) == 1
+    out = capsys.readouterr().out
+    assert f"{rel} is a symbolic link" in out and "Validation: FAILED" in out
+    assert not any(path == rel or path.startswith(rel + "/") for path in _parse_listing(out))
+    files, problems = upload.collect_files(repo_dir, with_adapter=with_adapter)
+    assert all(not f.local_path.is_symlink() and "outside" not in str(f.local_path.resolve()) for f in files)
+    with pytest.raises(upload.ValidationError, match="symbolic link"):
+        upload.upload(repo_dir, "someone/ppsf", token=SENTINEL, with_adapter=with_adapter, api=object())
+
+
+def test_template_names_with_newlines_cannot_forge_listing_lines(repo_dir: Path, capsys) -> None:
+    """A file named "x\\n  LICENSE  1 bytes\\n.jinja" used to add fake lines to the dry-run listing."""
+    odd = repo_dir / "additional_chat_templates" / "x\n  fake.json  1 bytes\ny.jinja"
+    odd.write_text("{{ 'x' }}", encoding="utf-8")
+    assert upload.main(["--repo-id", DRY_RUN_ID, "--dry-run", "--repo-dir", str(repo_dir)]) == 1
+    out = capsys.readouterr().out
+    assert "fake.json" not in _parse_listing(out)
+    assert "a template file name may hold only letters" in out
+    assert not any("\n" in f.path_in_repo for f in upload.collect_files(repo_dir)[0])
+
+
+def test_files_over_the_size_limit_are_refused(repo_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(upload, "MAX_FILE_BYTES", 1000)
+    files, problems = upload.collect_files(repo_dir)
+    assert any("tokenizer.json is" in p and "over the 1,000-byte limit" in p for p in problems)
+    assert "tokenizer.json" not in {f.path_in_repo for f in files}
+
+
+def test_a_file_swapped_for_a_link_after_validation_is_not_read(repo_dir: Path, tmp_path: Path) -> None:
+    license_path = repo_dir / "LICENSE"
+    assert upload.read_regular(license_path) == license_path.read_bytes()
+    license_path.unlink()
+    license_path.symlink_to(_secret(tmp_path))
+    with pytest.raises(OSError):
+        upload.read_regular(license_path)
