@@ -174,6 +174,9 @@ class Agent:
             calls = parsed.get("tool_calls") or []
             stats.steps.append(self._step_stats(step, result, len(calls)))
             assistant = self._assistant_message(parsed, step)
+            if not calls and "parse_error" not in assistant and not (assistant.get("content") or "").strip():
+                # An empty reply is no answer: say so rather than show the patient nothing.
+                assistant["content"] = self._out_of_steps(messages, outcomes, ran_out=False)
             messages.append(assistant)
             log.write("message", message=assistant)
             if "parse_error" in assistant:
@@ -182,8 +185,6 @@ class Agent:
                 self._append_tool_result(messages, log, "invalid_tool_call", None, output, outcomes)
                 continue
             if not calls:
-                if not (assistant.get("content") or "").strip():  # an empty reply is no answer: say so
-                    messages[-1] = {**assistant, "content": self._out_of_steps(messages, outcomes, ran_out=False)}
                 replaced = self._check_dose(messages, log)
                 log.write("stats", stats=stats.to_dict())
                 self._emit({"type": "final", "message": messages[-1], "stats": stats.to_dict()})
