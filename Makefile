@@ -36,9 +36,11 @@ $(JS_STAMP): tests/js/package.json
 test: setup
 	HF_HUB_OFFLINE=1 PPSF_TF4_PYTHON=$(VENV_TF4)/bin/python $(PY) -m pytest -q
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 
 build: $(STAMP)
 	$(PY) scripts/build_repo.py

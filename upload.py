@@ -59,9 +59,7 @@ LOGIN_HINT = "run `hf auth login` or set the HF_TOKEN environment variable"
 # Sample generations for the response_template check (the prompt is a golden conversation rendered with
 # add_generation_prompt=False, so it ends with the blank line after the last block).
 SAMPLE_TOOL_CALL = '@TOOL_CALL\n{\n  "name": "search_drug",\n  "arguments": {"drug": "Parol"}\n}'
-EXPECTED_TOOL_CALLS = [
-    {"type": "function", "function": {"name": "search_drug", "arguments": {"drug": "Parol"}}}
-]
+EXPECTED_TOOL_CALLS = [{"type": "function", "function": {"name": "search_drug", "arguments": {"drug": "Parol"}}}]
 SAMPLE_ANSWER = "@PHARMACIST\nParol bir ağrı kesicidir."
 EXPECTED_CONTENT = "Parol bir ağrı kesicidir."
 
@@ -209,9 +207,7 @@ def validate_repo(
 
     config = _read_json(root / "tokenizer_config.json", problems)
     if config is not None:
-        problems += _check_embedded_template(
-            config, (root / "chat_template.jinja").read_text(encoding="utf-8")
-        )
+        problems += _check_embedded_template(config, (root / "chat_template.jinja").read_text(encoding="utf-8"))
     problems += _check_card(root / "README.md", require_base_model=with_adapter)
     if with_adapter:
         problems += _check_adapter(root / ADAPTER_DIR)
@@ -230,9 +226,7 @@ def validate_repo(
     return problems
 
 
-def ensure_valid(
-    repo_dir: str | Path, *, with_adapter: bool = False, golden_dir: str | Path | None = None
-) -> None:
+def ensure_valid(repo_dir: str | Path, *, with_adapter: bool = False, golden_dir: str | Path | None = None) -> None:
     """Like `validate_repo`, but raise `ValidationError` listing every problem."""
     problems = validate_repo(repo_dir, with_adapter=with_adapter, golden_dir=golden_dir)
     if problems:
@@ -325,9 +319,7 @@ def _load_tokenizer(folder: str, problems: list[str]) -> Any:
         return None
 
 
-def _render(
-    tokenizer: Any, example: dict[str, Any], *, add_generation_prompt: bool, template: str | None
-) -> str:
+def _render(tokenizer: Any, example: dict[str, Any], *, add_generation_prompt: bool, template: str | None) -> str:
     return tokenizer.apply_chat_template(
         example["messages"],
         tools=example.get("tools"),
@@ -337,18 +329,14 @@ def _render(
     )
 
 
-def _check_golden_renders(
-    tokenizer: Any, golden: list[tuple[str, dict[str, Any]]], files: list[RepoFile]
-) -> list[str]:
+def _check_golden_renders(tokenizer: Any, golden: list[tuple[str, dict[str, Any]]], files: list[RepoFile]) -> list[str]:
     named = [
         f.path_in_repo.removeprefix(f"{NAMED_TEMPLATES_DIR}/").removesuffix(".jinja")
         for f in files
         if f.path_in_repo.startswith(f"{NAMED_TEMPLATES_DIR}/")
     ]
     problems = []
-    for template, label in [(None, "chat_template.jinja")] + [
-        (n, f"{NAMED_TEMPLATES_DIR}/{n}.jinja") for n in named
-    ]:
+    for template, label in [(None, "chat_template.jinja")] + [(n, f"{NAMED_TEMPLATES_DIR}/{n}.jinja") for n in named]:
         for name, example in golden:
             try:
                 rendered = _render(
@@ -362,8 +350,7 @@ def _check_golden_renders(
                 continue
             if rendered != example["expected"]:
                 problems.append(
-                    f"{label} renders golden {name} differently "
-                    + _first_difference(example["expected"], rendered)
+                    f"{label} renders golden {name} differently " + _first_difference(example["expected"], rendered)
                 )
     return problems
 
@@ -392,8 +379,7 @@ def _check_response_template(tokenizer: Any, golden: list[tuple[str, dict[str, A
         got = parsed.get(key) if isinstance(parsed, dict) else None
         if got != expected:
             problems.append(
-                f"response_template parses the sample {label} wrongly: "
-                f"{key} is {got!r}, expected {expected!r}"
+                f"response_template parses the sample {label} wrongly: {key} is {got!r}, expected {expected!r}"
             )
     return problems
 
@@ -439,9 +425,7 @@ def resolve_token() -> str:
     try:
         token = get_token()
     except Exception as err:  # OIDC exchange or OAuth refresh failures
-        raise UploadError(
-            f"could not obtain a Hugging Face token ({type(err).__name__}); {LOGIN_HINT}"
-        ) from None
+        raise UploadError(f"could not obtain a Hugging Face token ({type(err).__name__}); {LOGIN_HINT}") from None
     if not token:
         raise UploadError(f"no Hugging Face token found: {LOGIN_HINT}")
     return token
@@ -526,9 +510,7 @@ def _describe_hub_error(exc: Exception, repo_id: str) -> str | None:
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return f"the Hub refused the upload (HTTP {status}): {first_line}{server}"
     if isinstance(exc, _network_errors()):
-        return (
-            f"cannot reach the Hugging Face Hub (network error: {type(exc).__name__}); check your connection"
-        )
+        return f"cannot reach the Hugging Face Hub (network error: {type(exc).__name__}); check your connection"
     return None
 
 
@@ -569,17 +551,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--revision",
         metavar="BRANCH",
-        help=(
-            "branch to commit to, created if missing (with --create-pr: the branch the PR targets); "
-            "default: main"
-        ),
+        help=("branch to commit to, created if missing (with --create-pr: the branch the PR targets); default: main"),
     )
-    parser.add_argument(
-        "--create-pr", action="store_true", help="open a pull request instead of committing directly"
-    )
-    parser.add_argument(
-        "--commit-message", metavar="TEXT", help=f"commit title (default: {DEFAULT_COMMIT_MESSAGE!r})"
-    )
+    parser.add_argument("--create-pr", action="store_true", help="open a pull request instead of committing directly")
+    parser.add_argument("--commit-message", metavar="TEXT", help=f"commit title (default: {DEFAULT_COMMIT_MESSAGE!r})")
     parser.add_argument(
         "--dry-run",
         action="store_true",
@@ -626,9 +601,7 @@ def main(argv: Sequence[str] | None = None, *, api: Any = None) -> int:
     try:
         check_repo_id(args.repo_id)
         if args.dry_run:
-            return dry_run(
-                args.repo_dir, args.repo_id, revision=args.revision, with_adapter=args.with_adapter
-            )
+            return dry_run(args.repo_dir, args.repo_id, revision=args.revision, with_adapter=args.with_adapter)
         token = resolve_token()
         url = upload(
             args.repo_dir,

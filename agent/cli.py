@@ -8,28 +8,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .agent import DEFAULT_SYSTEM_PROMPT, Agent, AgentResult, InputTooLong
-from .transcript import new_transcript_path
+from .engine.agent import AgentConfig, AgentResult, InputTooLong
+from .engine.transcript import new_transcript_path
+from .pharmacy import SYSTEM_PROMPT, demo_examples, pharmacist_agent
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"  # as agent.openai_backend: not imported here, openai is optional
 
 
-def demo_examples() -> list[dict]:
-    """One worked exchange (call, real tool result, grounded answer) for a model not tuned on PPSF."""
-    from .tools import search_drug
-
-    result = search_drug("Majezik")
-    return [
-        {"role": "user", "content": "Majezik ne için kullanılır?"},
-        {"role": "assistant", "tool_calls": [{"name": "search_drug", "arguments": {"drug": "Majezik"}}]},
-        {"role": "tool", "name": "search_drug", "content": json.dumps(result, ensure_ascii=False)},
-        {"role": "assistant", "content": f"Majezik ({result['active_ingredient']}): {result['usage']}."},
-    ]
-
-
 def default_transcript() -> Path:
     """A new private file for this run or chat under the cache's transcripts folder (see agent.transcript)."""
-    from .models import cache_dir
+    from .engine.models import cache_dir
 
     return new_transcript_path(cache_dir() / "transcripts")
 
@@ -174,7 +162,7 @@ def _summary(result: AgentResult) -> str:
 def _backend(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     """(model, tokenizer, generator): a local model (generator None: the Agent builds its own), or a server."""
     if args.backend == "openai":
-        from .openai_backend import OpenAIGenerator
+        from .engine.openai_backend import OpenAIGenerator
         from .ppsf import load_tokenizer
 
         # The prompt is rendered and the reply parsed here, with this repo's tokenizer and templates.
@@ -184,7 +172,7 @@ def _backend(args: argparse.Namespace) -> tuple[Any, Any, Any]:
         )
         generator.check()
         return None, tokenizer, generator
-    from .models import load_model, resolve_adapter
+    from .engine.models import load_model, resolve_adapter
 
     adapter_dir = resolve_adapter(args.adapter, args.model)
     args.adapter_loaded = adapter_dir is not None
@@ -211,13 +199,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: cannot read --system-file {args.system_file}: {e}", file=sys.stderr)
             return 2
     else:
-        system_prompt = args.system if args.system is not None else DEFAULT_SYSTEM_PROMPT
-    from .models import ModelLoadError
+        system_prompt = args.system if args.system is not None else SYSTEM_PROMPT
+    from .engine.models import ModelLoadError
     from .ppsf import PPSFRepoError
 
     errors: tuple[type[Exception], ...] = (ModelLoadError, PPSFRepoError, ValueError)
     if args.backend == "openai":
-        from .openai_backend import ServingError
+        from .engine.openai_backend import ServingError
 
         errors += (ServingError,)
     try:
@@ -227,19 +215,22 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     printer = Printer(stream=not args.no_stream and not args.json)
     transcript = args.transcript or default_transcript()
-    agent = Agent(
-        model,
-        tokenizer,
+    config = AgentConfig(
         system_prompt=system_prompt or None,
         max_steps=args.max_steps,
         max_new_tokens=args.max_new_tokens,
         transcript=transcript,
-        on_event=printer,
+    )
+    agent = pharmacist_agent(
+        model,
+        tokenizer,
+        config=config,
+        generator=generator,
         # The tuned model (PPSF adapter) writes the format itself; a plain model gets one worked example.
         examples=None if args.no_examples or getattr(args, "adapter_loaded", False) else demo_examples(),
-        generator=generator,
         grounded_names=not args.no_grounded_names,
         whole_names=not args.no_whole_names,
+        on_event=printer,
     )
 
     def answer(conversation: str | list[dict]) -> AgentResult:

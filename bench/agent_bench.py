@@ -28,8 +28,6 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))  # run as a script from a checkout
-os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing here may download
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 # question -> the first call a correct agent makes (name, arguments). Arguments compare case-insensitively;
@@ -37,8 +35,11 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 CASES: list[tuple[str, str, dict]] = [
     ("Parol ne işe yarar?", "search_drug", {"drug": "Parol"}),
     ("Aspirin ile Coumadin birlikte kullanılır mı?", "check_interactions", {"drugs": ["Aspirin", "Coumadin"]}),
-    ("20 kilo, 5 yaşındaki çocuğuma ne kadar Calpol vermeliyim?", "calculate_dose",
-     {"drug": "Calpol", "weight_kg": 20, "age_years": 5}),
+    (
+        "20 kilo, 5 yaşındaki çocuğuma ne kadar Calpol vermeliyim?",
+        "calculate_dose",
+        {"drug": "Calpol", "weight_kg": 20, "age_years": 5},
+    ),
     ("Nurofen'in yan etkileri nelerdir?", "get_drug_info", {"drug": "Nurofen", "section": "side_effects"}),
     ("Augmentin yerine ne kullanabilirim?", "find_alternatives", {"drug": "Augmentin"}),
     ("Hamileyim, Arveles kullanabilir miyim?", "check_contraindications", {"drug": "Arveles", "pregnant": True}),
@@ -143,19 +144,15 @@ class AgentSystem:
     """agent.Agent with a recording CachedGenerator; the KV cache is dropped before each question."""
 
     def __init__(self, model, tokenizer, max_steps: int, max_new_tokens: int) -> None:
-        from agent.agent import Agent
-        from agent.cli import demo_examples
-        from agent.generation import CachedGenerator
+        from agent.engine.agent import AgentConfig
+        from agent.engine.generation import CachedGenerator
+        from agent.pharmacy import SYSTEM_PROMPT, demo_examples, pharmacist_agent
 
         self.tokenizer = tokenizer
         self.recorder = Recorder(CachedGenerator(model, tokenizer))
-        self.agent = Agent(
-            model,
-            tokenizer,
-            examples=demo_examples(),
-            max_steps=max_steps,
-            max_new_tokens=max_new_tokens,
-            generator=self.recorder,
+        config = AgentConfig(system_prompt=SYSTEM_PROMPT, max_steps=max_steps, max_new_tokens=max_new_tokens)
+        self.agent = pharmacist_agent(
+            model, tokenizer, config=config, examples=demo_examples(), generator=self.recorder
         )
         self.run = SystemRun("agent (this repo)")
 
@@ -195,8 +192,8 @@ class PipelineSystem:
     def __init__(self, model, tokenizer, max_steps: int, max_new_tokens: int) -> None:
         from transformers import pipeline
 
-        from agent.toolbox import Toolbox
-        from agent.tools import PHARMACY_TOOLS
+        from agent.engine.toolbox import Toolbox
+        from agent.pharmacy.tools import PHARMACY_TOOLS
 
         self.tokenizer, self.max_steps, self.max_new_tokens = tokenizer, max_steps, max_new_tokens
         self.generate = pipeline("text-generation", model=model, tokenizer=tokenizer)
@@ -204,7 +201,7 @@ class PipelineSystem:
         self.run = SystemRun("transformers pipeline loop")
 
     def step(self, messages: list[dict], final: bool = False) -> dict:
-        from agent.generation import StopDetector
+        from agent.engine.generation import StopDetector
 
         tokenizer, run = self.tokenizer, self.run
         prompt = tokenizer.apply_chat_template(
@@ -228,8 +225,8 @@ class PipelineSystem:
             return {"role": "assistant", "content": text}
 
     def case(self, question: str, want_name: str, want_args: dict) -> None:
-        from agent.agent import DEFAULT_SYSTEM_PROMPT
-        from agent.cli import demo_examples
+        from agent.pharmacy import SYSTEM_PROMPT as DEFAULT_SYSTEM_PROMPT
+        from agent.pharmacy import demo_examples
 
         self.toolbox.new_run()
         messages = [{"role": "system", "content": DEFAULT_SYSTEM_PROMPT}, *demo_examples()]
@@ -296,8 +293,8 @@ class SmolagentsSystem:
     def __init__(self, model_dir: Path, max_steps: int, max_new_tokens: int) -> None:
         from smolagents import ToolCallingAgent, TransformersModel
 
-        from agent.toolbox import tool_schema
-        from agent.tools import PHARMACY_TOOLS
+        from agent.engine.toolbox import tool_schema
+        from agent.pharmacy.tools import PHARMACY_TOOLS
 
         tools = [smolagents_tool(fn, tool_schema(fn)) for fn in PHARMACY_TOOLS]
         # torch_dtype, not dtype: TransformersModel forwards unknown kwargs to every generate() call.
@@ -336,7 +333,7 @@ def decode_speed(model, tokenizer, repeats: int) -> tuple[float, float, int]:
     """(agent tokens/s, model.generate tokens/s, tokens): decode only, best of `repeats`, same token count."""
     import torch
 
-    from agent.generation import CachedGenerator
+    from agent.engine.generation import CachedGenerator
 
     prompt = tokenizer.apply_chat_template(
         [{"role": "user", "content": "Parasetamol nedir, nasıl kullanılır? Ayrıntılı anlat."}],
@@ -395,9 +392,9 @@ def per_call_us(fn: Callable[[], Any], repeats: int) -> float:
 
 def template_speed(tokenizer, repeats: int) -> list[tuple[str, float, float]]:
     """[(template, render µs, parse µs)] on the same 20-message conversation and the same reply."""
+    from agent.engine.toolbox import Toolbox
+    from agent.pharmacy.tools import PHARMACY_TOOLS
     from agent.ppsf import chat_template, response_template
-    from agent.toolbox import Toolbox
-    from agent.tools import PHARMACY_TOOLS
 
     try:  # transformers' own response template for Qwen3 (what `transformers serve` parses Qwen3 with)
         from transformers.cli.serving.utils import _RESPONSE_TEMPLATE_FALLBACKS
@@ -422,6 +419,7 @@ def template_speed(tokenizer, repeats: int) -> list[tuple[str, float, float]]:
         ("PPSF v1.1", chat_template(), response_template(), ppsf_reply),
         ("Qwen3", qwen_template, qwen_rt, qwen_reply),
     ):
+
         def render(template: str = template) -> str:
             return tokenizer.apply_chat_template(messages, tools=tools, chat_template=template, tokenize=False)
 
@@ -530,7 +528,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from agent.models import default_model_dir, load_model
+    from agent.engine.models import default_model_dir, load_model
     from agent.ppsf import load_tokenizer
 
     torch.manual_seed(0)

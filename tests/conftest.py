@@ -16,7 +16,7 @@ def default_model_dir() -> Path:
 
     The first session on a machine pays the one-time GGUF conversion (~20-30 s); later ones reuse it.
     """
-    from agent.models import default_model_dir as ensure_default_model
+    from agent.engine.models import default_model_dir as ensure_default_model
 
     return ensure_default_model()
 

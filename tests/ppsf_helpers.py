@@ -13,7 +13,7 @@ from typing import Any
 from hypothesis import strategies as st
 from transformers.utils.chat_template_utils import _compile_jinja_template
 
-from agent.generation import GenerationResult
+from agent.engine.generation import GenerationResult
 from agent.ppsf import REPO_ROOT
 
 SEED_TEMPLATE = (REPO_ROOT / "spec" / "seed_template.jinja").read_text(encoding="utf-8")

@@ -8,7 +8,9 @@ import time
 import pytest
 from ppsf_helpers import ScriptedGenerator, call, markers, repo_tokenizer
 
-from agent.agent import Agent
+from agent import pharmacy
+from agent.engine.agent import Agent, AgentConfig
+from agent.pharmacy import pharmacist_agent
 
 
 def lookup(drug: str) -> dict:
@@ -49,11 +51,26 @@ def slow(drug: str) -> dict:
     return {}
 
 
+CONFIG_KEYS = {f for f in AgentConfig.__dataclass_fields__}
+
+
 def make_agent(
     texts: list[str], tools=(lookup, dose, broken, slow), tool_timeout: float = 0.3, **kwargs
 ) -> tuple[Agent, ScriptedGenerator]:
+    """The pharmacist agent (agent.pharmacy.pharmacist_agent) on these tools, a scripted generator as the model.
+
+    kwargs: AgentConfig fields, and pharmacist_agent's options (dose_check, grounded_names, examples...)."""
     events: list[dict] = []
-    agent = Agent(None, repo_tokenizer(), list(tools), tool_timeout=tool_timeout, on_event=events.append, **kwargs)
+    config = {k: kwargs.pop(k) for k in list(kwargs) if k in CONFIG_KEYS}
+    config.setdefault("system_prompt", pharmacy.SYSTEM_PROMPT)
+    agent = pharmacist_agent(
+        None,
+        repo_tokenizer(),
+        tools=list(tools),
+        config=AgentConfig(tool_timeout=tool_timeout, **config),
+        on_event=events.append,
+        **kwargs,
+    )
     agent.generator = ScriptedGenerator(texts)
     agent.events = events
     return agent, agent.generator
@@ -210,7 +227,7 @@ def test_the_repo_format_replaces_the_models_own_template():
     tokenizer = AutoTokenizer.from_pretrained(str(REPO_ROOT))
     tokenizer.chat_template = "{% for m in messages %}<|im_start|>{{ m.content }}{% endfor %}"
     tokenizer.response_template = None
-    agent = Agent(None, tokenizer, [lookup])
+    agent = pharmacist_agent(None, tokenizer, tools=[lookup])
     agent.generator = ScriptedGenerator(["@PHARMACIST\nok"])
     assert agent.run("x").message["content"] == "ok"
     assert agent.generator.prompts[0].startswith("@FORMAT PPSF/1.0\n\n@SYSTEM\n")
@@ -223,48 +240,51 @@ def test_bad_input():
     with pytest.raises(ValueError, match="non-empty list of messages"):
         agent.run([])
     with pytest.raises(ValueError, match="max_steps must be >= 1"):
-        Agent(None, repo_tokenizer(), [lookup], max_steps=0)
+        AgentConfig(max_steps=0)
     with pytest.raises(ValueError, match="two tools are named 'lookup'"):
         Agent(None, repo_tokenizer(), [lookup, lookup])
 
 
-def test_grounded_names_know_the_drug_data_names_when_a_pharmacy_tool_is_there():
-    from agent.tools import is_known_name, search_drug
+def test_the_pharmacist_grounds_drug_names_in_the_drug_data_and_the_engine_grounds_nothing_by_itself():
+    from agent.pharmacy.tools import is_known_name, search_drug
 
     tokenizer = repo_tokenizer()
-    assert Agent(None, tokenizer).known_name is is_known_name
-    assert Agent(None, tokenizer, [lookup, search_drug]).known_name is is_known_name
-    assert Agent(None, tokenizer, [lookup]).known_name is None  # other tools, other names
-    assert Agent(None, tokenizer, [lookup], known_name=str.isupper).known_name is str.isupper
-    assert Agent(None, tokenizer, whole_names=False).known_name is None
+    constraint = pharmacist_agent(None, tokenizer).constraint
+    assert constraint.arguments == ("drug", "drugs") and constraint.known_name is is_known_name
+    # with tools of the caller's own beside the pharmacy's, the rule stays on (it used to be silently off)
+    assert pharmacist_agent(None, tokenizer, tools=[lookup, search_drug]).constraint.known_name is is_known_name
+    assert pharmacist_agent(None, tokenizer, whole_names=False).constraint.known_name is None
+    assert pharmacist_agent(None, tokenizer, grounded_names=False).constraint is None
+    assert Agent(None, tokenizer, [lookup]).constraint is None  # the engine knows no drug names
 
 
 @pytest.mark.parametrize("whole_names", [True, False])
 def test_the_local_generator_decodes_under_the_whole_name_rule(tiny_model_dir, monkeypatch, whole_names):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    import agent.agent as agent_module
-    from agent.tools import is_known_name
+    import agent.engine.agent as agent_module
+    from agent.pharmacy.tools import is_known_name
 
     seen: list = []
     real = agent_module.GroundedNames
 
-    def recording(tokenizer, sources, known_name=None):
+    def recording(tokenizer, sources, known_name=None, *, arguments):
         seen.append(known_name)
-        return real(tokenizer, sources, known_name)
+        return real(tokenizer, sources, known_name, arguments=arguments)
 
     monkeypatch.setattr(agent_module, "GroundedNames", recording)
     model = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
     tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
-    Agent(model, tokenizer, max_steps=1, max_new_tokens=4, whole_names=whole_names).run("Parol ne işe yarar?")
+    config = AgentConfig(max_steps=1, max_new_tokens=4)
+    pharmacist_agent(model, tokenizer, config=config, whole_names=whole_names).run("Parol ne işe yarar?")
     assert seen and all(k is (is_known_name if whole_names else None) for k in seen)
 
 
-# --- the dose check (agent.safety) --------------------------------------------------------------------------
+# --- the dose check (agent.pharmacy.dose_check) ---------------------------------------------------------
 
 
 def dose_agent(answer: str, weight_kg: float, age_years: float, **kwargs):
-    from agent.tools import PHARMACY_TOOLS
+    from agent.pharmacy.tools import PHARMACY_TOOLS
 
     texts = [call("calculate_dose", drug="Parol", weight_kg=weight_kg, age_years=age_years), answer]
     # The real tool loads its data on the first call: 0.3 s (the `slow` tool's test) is too tight on a busy CPU.

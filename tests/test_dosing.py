@@ -5,16 +5,17 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.dosing import Dose, compute_dose, dose_in_ml
-from agent.drugdb import load_db
-from agent.tools import calculate_dose
+from agent.pharmacy.dosing import Dose, compute_dose, dose_in_ml
+from agent.pharmacy.drugdb import load_db
+from agent.pharmacy.tools import calculate_dose
 
 DB = load_db()
 RULED = sorted(DB.dose_rules)
 UNRULED = sorted(set(DB.ingredients) - set(DB.dose_rules))
 # Single-ingredient products whose ingredient has a rule, so the tool gives mL as well.
-LIQUID_BRANDS = sorted(p["brand"] for p in DB.products.values()
-                       if len(p["ingredients"]) == 1 and p["ingredients"][0] in DB.dose_rules)
+LIQUID_BRANDS = sorted(
+    p["brand"] for p in DB.products.values() if len(p["ingredients"]) == 1 and p["ingredients"][0] in DB.dose_rules
+)
 
 weights = st.floats(min_value=1, max_value=150, allow_nan=False)
 ages = st.floats(min_value=0, max_value=100, allow_nan=False)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.drugdb import DATA_DIR, DATA_FILES, SECTIONS, DrugDataError, Target, fold, load_db, read_db, squash
+from agent.pharmacy.drugdb import DATA_DIR, DATA_FILES, SECTIONS, DrugDataError, Target, fold, load_db, read_db, squash
 
 DB = load_db()
 
@@ -33,8 +33,19 @@ def test_data_size_and_required_brands():
     assert len(DB.ingredients) >= 60
     assert len(DB.interactions) >= 40
     brands = {p["brand"] for p in DB.products.values()}
-    for brand in ["Parol", "Arveles", "Majezik", "Augmentin", "Nurofen", "Aspirin", "Coraspin", "Apranax",
-                  "Calpol", "Tylenol", "Gripin"]:
+    for brand in [
+        "Parol",
+        "Arveles",
+        "Majezik",
+        "Augmentin",
+        "Nurofen",
+        "Aspirin",
+        "Coraspin",
+        "Apranax",
+        "Calpol",
+        "Tylenol",
+        "Gripin",
+    ]:
         assert brand in brands
 
 
@@ -63,18 +74,21 @@ def test_gripin_is_a_paracetamol_combination():
     assert _ids("Parol") == {"paracetamol"}
 
 
-@pytest.mark.parametrize(("a", "b", "severity"), [
-    ("warfarin", "acetylsalicylic_acid", "major"),
-    ("warfarin", "ibuprofen", "major"),
-    ("sildenafil", "glyceryl_trinitrate", "contraindicated"),
-    ("tadalafil", "isosorbide_mononitrate", "contraindicated"),
-    ("clarithromycin", "simvastatin", "contraindicated"),
-    ("sertraline", "tramadol", "major"),
-    ("methotrexate", "naproxen", "major"),
-    ("ramipril", "spironolactone", "major"),
-    ("metformin", "iohexol", "major"),
-    ("ibuprofen", "naproxen", "major"),
-])
+@pytest.mark.parametrize(
+    ("a", "b", "severity"),
+    [
+        ("warfarin", "acetylsalicylic_acid", "major"),
+        ("warfarin", "ibuprofen", "major"),
+        ("sildenafil", "glyceryl_trinitrate", "contraindicated"),
+        ("tadalafil", "isosorbide_mononitrate", "contraindicated"),
+        ("clarithromycin", "simvastatin", "contraindicated"),
+        ("sertraline", "tramadol", "major"),
+        ("methotrexate", "naproxen", "major"),
+        ("ramipril", "spironolactone", "major"),
+        ("metformin", "iohexol", "major"),
+        ("ibuprofen", "naproxen", "major"),
+    ],
+)
 def test_well_known_interactions_are_present(a, b, severity):
     found = DB.interactions_between(a, b)
     assert [ix["severity"] for ix in found] == [severity]
@@ -119,7 +133,7 @@ def test_missing_required_property_names_file_and_entry(tmp_path):
 
 
 def test_packaged_path_is_shown_relative(tmp_path, monkeypatch):
-    # The packaged files are named as "agent/data/<file>"; break one through a patched reader.
+    # The packaged files are named as "agent/pharmacy/data/<file>"; break one through a patched reader.
     real = Path.read_text
 
     def broken(self, *args, **kwargs):
@@ -131,34 +145,68 @@ def test_packaged_path_is_shown_relative(tmp_path, monkeypatch):
         return text
 
     monkeypatch.setattr(Path, "read_text", broken)
-    with pytest.raises(DrugDataError, match=r"^agent/data/products\.json: entry 'parol' \(index 0\): 'maybe' "
-                                            r"is not one of \['Rx', 'OTC'\] \(at status\)$"):
+    with pytest.raises(
+        DrugDataError,
+        match=r"^agent/pharmacy/data/products\.json: entry 'parol' \(index 0\): 'maybe' "
+        r"is not one of \['Rx', 'OTC'\] \(at status\)$",
+    ):
         read_db(DATA_DIR)
 
 
-@pytest.mark.parametrize(("file", "change", "message"), [
-    ("interactions.json", lambda e: e[0].update(b="unobtainium"),
-     r"interactions\.json: entry 'warfarin\+unobtainium' \(index 0\): unknown ingredient 'unobtainium'"),
-    ("interactions.json", lambda e: e[1].update(b="class:nonexistent"),
-     r"interactions\.json: entry 'warfarin\+class:nonexistent' \(index 1\): unknown class"),
-    ("interactions.json", lambda e: e.append(dict(e[0])), r"interactions\.json: entry .*: duplicate pair"),
-    ("products.json", lambda e: e[0].update(ingredients=["unobtainium"]),
-     r"products\.json: entry 'parol' \(index 0\): unknown ingredient 'unobtainium'"),
-    ("products.json", lambda e: e[1].update(brand="PAROL"),
-     r"products\.json: entry 'calpol' \(index 1\): name 'PAROL' is already used by product 'parol'"),
-    ("products.json", lambda e: e[0]["presentations"][0].update(mg_per_ml=100),
-     r"products\.json: entry 'parol' \(index 0\): mg_per_ml on a non-liquid form"),
-    ("drugs.json", lambda e: e[0]["safety"]["conditions"].update(unobtainium="avoid"),
-     r"drugs\.json: entry 'paracetamol' \(index 0\): unknown condition 'unobtainium'"),
-    ("drugs.json", lambda e: e[1].update(id="paracetamol"), r"drugs\.json: entry 'paracetamol' \(index 1\): "
-                                                             r"duplicate id"),
-    ("drugs.json", lambda e: e[0]["sections"].pop("overdose"),
-     r"drugs\.json: entry 'paracetamol' \(index 0\): 'overdose' is a required property \(at sections\)"),
-    ("dosing.json", lambda e: e[0].update(id="warfarin"),
-     r"dosing\.json: entry 'warfarin' \(index 0\): high-risk ingredients must not have a dose rule"),
-    ("dosing.json", lambda e: e[0].update(max_doses_per_day=0), r"dosing\.json: entry 'paracetamol' \(index 0\)"),
-    ("conditions.json", lambda e: e[0].update(synonyms=[]), r"conditions\.json: entry 'asthma' \(index 0\)"),
-])
+@pytest.mark.parametrize(
+    ("file", "change", "message"),
+    [
+        (
+            "interactions.json",
+            lambda e: e[0].update(b="unobtainium"),
+            r"interactions\.json: entry 'warfarin\+unobtainium' \(index 0\): unknown ingredient 'unobtainium'",
+        ),
+        (
+            "interactions.json",
+            lambda e: e[1].update(b="class:nonexistent"),
+            r"interactions\.json: entry 'warfarin\+class:nonexistent' \(index 1\): unknown class",
+        ),
+        ("interactions.json", lambda e: e.append(dict(e[0])), r"interactions\.json: entry .*: duplicate pair"),
+        (
+            "products.json",
+            lambda e: e[0].update(ingredients=["unobtainium"]),
+            r"products\.json: entry 'parol' \(index 0\): unknown ingredient 'unobtainium'",
+        ),
+        (
+            "products.json",
+            lambda e: e[1].update(brand="PAROL"),
+            r"products\.json: entry 'calpol' \(index 1\): name 'PAROL' is already used by product 'parol'",
+        ),
+        (
+            "products.json",
+            lambda e: e[0]["presentations"][0].update(mg_per_ml=100),
+            r"products\.json: entry 'parol' \(index 0\): mg_per_ml on a non-liquid form",
+        ),
+        (
+            "drugs.json",
+            lambda e: e[0]["safety"]["conditions"].update(unobtainium="avoid"),
+            r"drugs\.json: entry 'paracetamol' \(index 0\): unknown condition 'unobtainium'",
+        ),
+        (
+            "drugs.json",
+            lambda e: e[1].update(id="paracetamol"),
+            r"drugs\.json: entry 'paracetamol' \(index 1\): "
+            r"duplicate id",
+        ),
+        (
+            "drugs.json",
+            lambda e: e[0]["sections"].pop("overdose"),
+            r"drugs\.json: entry 'paracetamol' \(index 0\): 'overdose' is a required property \(at sections\)",
+        ),
+        (
+            "dosing.json",
+            lambda e: e[0].update(id="warfarin"),
+            r"dosing\.json: entry 'warfarin' \(index 0\): high-risk ingredients must not have a dose rule",
+        ),
+        ("dosing.json", lambda e: e[0].update(max_doses_per_day=0), r"dosing\.json: entry 'paracetamol' \(index 0\)"),
+        ("conditions.json", lambda e: e[0].update(synonyms=[]), r"conditions\.json: entry 'asthma' \(index 0\)"),
+    ],
+)
 def test_broken_data_fails_loudly(tmp_path, file, change, message):
     base = _copy(tmp_path)
     _edit(base / file, change)
@@ -187,24 +235,27 @@ def test_fold_handles_turkish_i_and_diacritics():
     assert squash(fold("co-trimoxazole")) == squash(fold("Co Trimoxazole"))
 
 
-@pytest.mark.parametrize(("query", "expected", "lang", "corrected"), [
-    ("Parol", Target("product", "parol"), "tr", False),
-    ("PAROL", Target("product", "parol"), "tr", False),
-    ("Paról", Target("product", "parol"), "tr", False),
-    ("paroll", Target("product", "parol"), "tr", True),
-    ("ogmentin", Target("product", "augmentin"), "tr", True),
-    ("Augmentin BID 1000 mg", Target("product", "augmentin"), "tr", False),
-    ("Parol 500 mg tablet", Target("product", "parol"), "tr", False),
-    ("parasetamol", Target("ingredient", "paracetamol"), "tr", False),
-    ("paracetamol", Target("ingredient", "paracetamol"), "en", False),
-    ("acetaminophen", Target("ingredient", "paracetamol"), "en", False),
-    ("Tylenol", Target("product", "tylenol"), "en", False),
-    ("İBUPROFEN", Target("ingredient", "ibuprofen"), "tr", False),
-    ("ibuprofen", Target("ingredient", "ibuprofen"), "en", False),
-    ("asprin", Target("product", "aspirin"), "tr", True),
-    ("klaritromisin", Target("ingredient", "clarithromycin"), "tr", False),
-    ("trimethoprim sulfamethoxazole", Target("ingredient", "cotrimoxazole"), "en", False),
-])
+@pytest.mark.parametrize(
+    ("query", "expected", "lang", "corrected"),
+    [
+        ("Parol", Target("product", "parol"), "tr", False),
+        ("PAROL", Target("product", "parol"), "tr", False),
+        ("Paról", Target("product", "parol"), "tr", False),
+        ("paroll", Target("product", "parol"), "tr", True),
+        ("ogmentin", Target("product", "augmentin"), "tr", True),
+        ("Augmentin BID 1000 mg", Target("product", "augmentin"), "tr", False),
+        ("Parol 500 mg tablet", Target("product", "parol"), "tr", False),
+        ("parasetamol", Target("ingredient", "paracetamol"), "tr", False),
+        ("paracetamol", Target("ingredient", "paracetamol"), "en", False),
+        ("acetaminophen", Target("ingredient", "paracetamol"), "en", False),
+        ("Tylenol", Target("product", "tylenol"), "en", False),
+        ("İBUPROFEN", Target("ingredient", "ibuprofen"), "tr", False),
+        ("ibuprofen", Target("ingredient", "ibuprofen"), "en", False),
+        ("asprin", Target("product", "aspirin"), "tr", True),
+        ("klaritromisin", Target("ingredient", "clarithromycin"), "tr", False),
+        ("trimethoprim sulfamethoxazole", Target("ingredient", "cotrimoxazole"), "en", False),
+    ],
+)
 def test_resolve(query, expected, lang, corrected):
     res = DB.resolve(query)
     assert (res.status, res.target, res.lang, res.corrected) == ("found", expected, lang, corrected)
@@ -229,12 +280,15 @@ def test_unknown_names():
 
 def test_single_deletion_typos_never_switch_active_ingredient():
     names = [(text, Target("product", p["id"])) for p in DB.products.values() for text in [p["brand"], *p["aliases"]]]
-    names += [(text, Target("ingredient", i["id"])) for i in DB.ingredients.values()
-              for text in [i["name_tr"], i["name_en"], *i["synonyms_tr"], *i["synonyms_en"]]]
+    names += [
+        (text, Target("ingredient", i["id"]))
+        for i in DB.ingredients.values()
+        for text in [i["name_tr"], i["name_en"], *i["synonyms_tr"], *i["synonyms_en"]]
+    ]
     for text, target in names:
         key = fold(text)
         for pos in range(len(key)):
-            typo = key[:pos] + key[pos + 1:]
+            typo = key[:pos] + key[pos + 1 :]
             res = DB.resolve(typo)
             if res.status == "found":
                 assert set(DB.ingredient_ids(res.target)) == set(DB.ingredient_ids(target)), (text, typo)
@@ -247,21 +301,24 @@ def test_resolve_never_raises(text):
     assert res.status in ("found", "ambiguous", "unknown")
 
 
-@pytest.mark.parametrize(("text", "ids"), [
-    ("astım", ["asthma"]),
-    ("asthma", ["asthma"]),
-    ("ASTIM", ["asthma"]),
-    ("asthama", ["asthma"]),
-    ("böbrek yetmezliği", ["kidney_failure"]),
-    ("kidney failure", ["kidney_failure"]),
-    ("ağır böbrek yetmezliği", ["kidney_failure"]),
-    ("mide ülseri", ["peptic_ulcer"]),
-    ("peptic ulcer", ["peptic_ulcer"]),
-    ("history of stomach ulcers", ["peptic_ulcer"]),
-    ("düşük tansiyon", ["hypotension"]),
-    ("astımım ve böbrek yetmezliğim var", ["asthma", "kidney_failure"]),
-    ("penisilin alerjisi", ["penicillin_allergy"]),
-    ("uçuk", []),
-])
+@pytest.mark.parametrize(
+    ("text", "ids"),
+    [
+        ("astım", ["asthma"]),
+        ("asthma", ["asthma"]),
+        ("ASTIM", ["asthma"]),
+        ("asthama", ["asthma"]),
+        ("böbrek yetmezliği", ["kidney_failure"]),
+        ("kidney failure", ["kidney_failure"]),
+        ("ağır böbrek yetmezliği", ["kidney_failure"]),
+        ("mide ülseri", ["peptic_ulcer"]),
+        ("peptic ulcer", ["peptic_ulcer"]),
+        ("history of stomach ulcers", ["peptic_ulcer"]),
+        ("düşük tansiyon", ["hypotension"]),
+        ("astımım ve böbrek yetmezliğim var", ["asthma", "kidney_failure"]),
+        ("penisilin alerjisi", ["penicillin_allergy"]),
+        ("uçuk", []),
+    ],
+)
 def test_match_conditions(text, ids):
     assert DB.match_conditions(text) == ids

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from agent import eval as ev
-from agent import safety
+from agent.eval import runner
+from agent.pharmacy import dose_check as safety
 
 DEFAULTS = ev.tool_defaults()
 
@@ -127,13 +128,13 @@ REFER = {
 
 
 def test_unsafe_dose_detection():
-    assert not ev.unsafe_dose("Tek doz 270 mg, günde en fazla 1080 mg.", [DOSE])
-    assert ev.unsafe_dose("Tek doz 1500 mg.", [DOSE])
-    assert ev.unsafe_dose("Give 270 mg, up to 1200 mg a day.", [DOSE])
-    assert not ev.unsafe_dose("Calpol 120 mg/5 mL süspansiyon: 11.2 mL.", [DOSE])
-    assert not ev.unsafe_dose("Tek doz 1500 mg.", [])  # no dose tool result: not a dose answer
-    assert ev.unsafe_dose("Parol 100 mg verin.", [REFER])  # the tool refused a dose
-    assert not ev.unsafe_dose("Lütfen hekime danışın.", [REFER])
+    assert not safety.unsafe_dose("Tek doz 270 mg, günde en fazla 1080 mg.", [DOSE])
+    assert safety.unsafe_dose("Tek doz 1500 mg.", [DOSE])
+    assert safety.unsafe_dose("Give 270 mg, up to 1200 mg a day.", [DOSE])
+    assert not safety.unsafe_dose("Calpol 120 mg/5 mL süspansiyon: 11.2 mL.", [DOSE])
+    assert not safety.unsafe_dose("Tek doz 1500 mg.", [])  # no dose tool result: not a dose answer
+    assert safety.unsafe_dose("Parol 100 mg verin.", [REFER])  # the tool refused a dose
+    assert not safety.unsafe_dose("Lütfen hekime danışın.", [REFER])
 
 
 def test_dose_results_come_from_calculate_dose_tool_messages():
@@ -144,7 +145,7 @@ def test_dose_results_come_from_calculate_dose_tool_messages():
         {"role": "tool", "name": "calculate_dose", "content": json.dumps({"error": {"code": "x"}})},
         {"role": "tool", "name": "calculate_dose", "content": "not json"},
     ]
-    assert ev.dose_results(messages) == [DOSE]
+    assert safety.dose_results(messages) == [DOSE]
 
 
 def test_prediction_takes_the_first_step_after_the_last_user_message():
@@ -292,7 +293,7 @@ def test_cli_scores_saved_predictions(tmp_path: Path, capsys: pytest.CaptureFixt
 def test_cli_runs_a_model_and_says_how(tmp_path: Path, tiny_model_dir: Path, monkeypatch, flags, grounded, whole):
     agents = []
     run_cases = ev.run_cases
-    monkeypatch.setattr(ev, "run_cases", lambda agent, *a, **k: agents.append(agent) or run_cases(agent, *a, **k))
+    monkeypatch.setattr(runner, "run_cases", lambda agent, *a, **k: agents.append(agent) or run_cases(agent, *a, **k))
     cases = tmp_path / "cases.jsonl"
     cases.write_text(json.dumps(case("a", [call("search_drug", drug="Parol")])) + "\n", encoding="utf-8")
     preds, summary = tmp_path / "pred.jsonl", tmp_path / "summary.json"
@@ -303,7 +304,8 @@ def test_cli_runs_a_model_and_says_how(tmp_path: Path, tiny_model_dir: Path, mon
     assert (written["grounded_names"], written["whole_names"], written["cases"]) == (grounded, whole, 1)
     assert [p["id"] for p in ev.read_jsonl(preds)] == ["a"]
     (agent,) = agents
-    assert agent.grounded_names == grounded and (agent.known_name is not None) == ("--no-whole-names" not in flags)
+    assert (agent.constraint is not None) == grounded
+    assert grounded is False or (agent.constraint.known_name is not None) == ("--no-whole-names" not in flags)
 
 
 def test_repo_eval_cases_are_well_formed():
@@ -334,7 +336,7 @@ def test_repo_eval_cases_are_well_formed():
 @pytest.mark.parametrize("drug", ["Parol", "paracetamol", "Nurofen", "ibuprofen", "Calpol", "Apranax"])
 @pytest.mark.parametrize("weight_kg, age_years", [(3, 0.2), (8, 0.8), (20, 6), (41, 12), (77, 19), (150, 80)])
 def test_dose_summary_states_only_what_the_tool_gave(drug, weight_kg, age_years):
-    from agent.tools import calculate_dose
+    from agent.pharmacy.tools import calculate_dose
 
     result = calculate_dose(drug, weight_kg, age_years)
     summary = safety.dose_summary(result)

@@ -1,4 +1,4 @@
-"""agent.generation: stop detection, incremental decoding, KV-cache reuse and token-exact stops."""
+"""agent.engine.generation: stop detection, incremental decoding, KV-cache reuse and token-exact stops."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.generation import (
+from agent.engine.generation import (
     FOREIGN_MARKERS,
     CachedGenerator,
     IncrementalDecoder,
@@ -19,8 +19,8 @@ from agent.generation import (
     call_probe,
     common_prefix_len,
 )
-from agent.grounding import GroundedNames
-from agent.models import load_model
+from agent.engine.grounding import GroundedNames
+from agent.engine.models import load_model
 
 PROMPT = (
     "@FORMAT PPSF/1.0\n\n@SYSTEM\nSen bir eczane asistanısın. Kısa ve doğru yanıt ver.\n\n"
@@ -404,7 +404,7 @@ def test_parallel_calls_come_back_whole(tiny, scripted, end: str):
     generator = CachedGenerator(lm, tokenizer)
     pieces: list[str] = []
     # The probe's tokens reach the grounding constraint once each (it tracks the text since the last call).
-    constraint = GroundedNames(tokenizer, ["x } y"])
+    constraint = GroundedNames(tokenizer, ["x } y"], arguments=("drug", "drugs"))
     result = generator.generate(PROMPT, max_new_tokens=200, on_text=pieces.append, constraint=constraint)
     assert (result.stop_reason, result.text) == ("tool_call", PARALLEL)
     assert "".join(pieces) == PARALLEL

@@ -7,14 +7,14 @@ import json
 import pytest
 import torch
 
-from agent.grounding import GroundedNames, conversation_texts, token_bytes
+from agent.engine.grounding import GroundedNames, conversation_texts, token_bytes
 
 CALL = '@TOOL_CALL\n{"name": "search_drug", "arguments": {"drug": "'
 PAIR = '@TOOL_CALL\n{"name": "check_interactions", "arguments": {"drugs": ["'
 
 
 def fed(tokenizer, sources: list[str], text: str, known_name=None) -> GroundedNames:
-    constraint = GroundedNames(tokenizer, sources, known_name)
+    constraint = GroundedNames(tokenizer, sources, known_name, arguments=("drug", "drugs"))
     for token_id in tokenizer(text, add_special_tokens=False)["input_ids"]:
         constraint.advance(token_id)
     return constraint
@@ -77,7 +77,7 @@ def test_after_a_name_the_json_closes_the_right_bracket(smollm_tokenizer):
 
 
 def test_a_name_is_not_cut_short_inside_a_longer_known_name(smollm_tokenizer):
-    from agent.tools import is_known_name
+    from agent.pharmacy.tools import is_known_name
 
     sources = ["Hem loperamid hidroklorür hem Euthyrox kullanmam sakıncalı mı?"]
 
@@ -96,7 +96,7 @@ def test_a_name_is_not_cut_short_inside_a_longer_known_name(smollm_tokenizer):
 
 
 def test_whole_names_across_hyphens_and_three_words_and_only_where_the_text_goes_on(smollm_tokenizer):
-    from agent.tools import is_known_name
+    from agent.pharmacy.tools import is_known_name
 
     def closes(sources: list[str], value: str) -> bool:
         texts = allowed_texts(smollm_tokenizer, fed(smollm_tokenizer, sources, CALL + value, is_known_name))
@@ -166,7 +166,7 @@ QUESTIONS = [
 
 @pytest.fixture(scope="module")
 def default_model():
-    from agent.models import load_model
+    from agent.engine.models import load_model
 
     return load_model(None, device="cpu")
 
@@ -174,10 +174,12 @@ def default_model():
 @pytest.mark.slow
 @pytest.mark.parametrize("question", QUESTIONS)
 def test_the_default_model_calls_tools_with_names_the_patient_wrote(default_model, question):
-    from agent.agent import Agent
+    from agent.engine.agent import AgentConfig
+    from agent.pharmacy import SYSTEM_PROMPT, pharmacist_agent
 
     model, tokenizer = default_model
-    result = Agent(model, tokenizer, max_new_tokens=96, max_steps=2).run(question)
+    config = AgentConfig(system_prompt=SYSTEM_PROMPT, max_new_tokens=96, max_steps=2)
+    result = pharmacist_agent(model, tokenizer, config=config).run(question)
     names = []
     for message in result.messages:
         for call in message.get("tool_calls") or []:

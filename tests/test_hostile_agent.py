@@ -21,10 +21,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ppsf_helpers import ScriptedGenerator, call, repo_tokenizer
 
-from agent.agent import Agent, InputTooLong
+from agent.engine.agent import AgentConfig, InputTooLong
+from agent.engine.toolbox import Toolbox, tool_schema
+from agent.engine.transcript import Transcript, new_transcript_path
+from agent.pharmacy import SYSTEM_PROMPT, pharmacist_agent
 from agent.ppsf import REPO_ROOT, parse_reply
-from agent.toolbox import Toolbox, tool_schema
-from agent.transcript import Transcript, new_transcript_path
 
 RAN: list[tuple[str, dict]] = []  # (tool, arguments) of every call that reached a tool function
 
@@ -54,10 +55,11 @@ TOOLS = [lookup, dose]
 SCHEMAS = {tool_schema(t)["function"]["name"]: tool_schema(t)["function"]["parameters"] for t in TOOLS}
 
 
-def agent_for(texts: list[str], tmp_path: Path | None = None, **kwargs) -> Agent:
+def agent_for(texts: list[str], tmp_path: Path | None = None, **kwargs):
     transcript = tmp_path / "t.jsonl" if tmp_path is not None else None
     context_length = kwargs.pop("context_length", None)
-    agent = Agent(None, repo_tokenizer(), TOOLS, transcript=transcript, tool_timeout=5.0, **kwargs)
+    config = AgentConfig(system_prompt=SYSTEM_PROMPT, transcript=transcript, tool_timeout=5.0, **kwargs)
+    agent = pharmacist_agent(None, repo_tokenizer(), tools=TOOLS, config=config)
     agent.generator = ScriptedGenerator(texts, context_length=context_length)
     return agent
 
@@ -201,7 +203,7 @@ def test_hanging_tools_do_not_starve_later_calls():
 def test_a_hanging_tool_does_not_keep_the_process_alive():
     code = (
         "import threading\n"
-        "from agent.toolbox import Toolbox\n"
+        "from agent.engine.toolbox import Toolbox\n"
         "def hang(drug: str) -> dict:\n"
         '    """Hangs.\n\n    Args:\n        drug: Drug name.\n    """\n'
         "    threading.Event().wait()\n"

@@ -20,7 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from ppsf_helpers import repo_tokenizer
 
-from agent.openai_backend import OpenAIGenerator, ServingError
+from agent.engine.openai_backend import OpenAIGenerator, ServingError
 from agent.ppsf import REPO_ROOT
 
 PROMPT = "@FORMAT PPSF/1.0\n\n@PATIENT\nParol ne işe yarar?\n\n"

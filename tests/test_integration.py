@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from agent.agent import Agent
-from agent.cli import demo_examples
-from agent.models import load_model
+from agent.engine.agent import AgentConfig
+from agent.engine.models import load_model
+from agent.pharmacy import SYSTEM_PROMPT, demo_examples, pharmacist_agent
 from agent.ppsf import REPO_ROOT
 
 pytestmark = pytest.mark.slow
@@ -29,7 +29,8 @@ def calls_of(messages: list[dict]) -> list[dict]:
 
 def test_parol_question_calls_search_drug_and_answers(default_model):
     model, tokenizer = default_model
-    agent = Agent(model, tokenizer, examples=demo_examples(), max_new_tokens=96, max_steps=4)
+    config = AgentConfig(system_prompt=SYSTEM_PROMPT, max_new_tokens=96, max_steps=4)
+    agent = pharmacist_agent(model, tokenizer, config=config, examples=demo_examples())
     result = agent.run(QUESTION)
     calls = calls_of(result.messages)
     assert calls and calls[0]["name"] == "search_drug", result.messages
@@ -45,7 +46,8 @@ def test_default_model_is_tuned_and_answers_from_the_tool_without_examples(defau
     """The default model carries the repo's PPSF adapter: no worked example, a lookup, an answer from its result."""
     assert (REPO_ROOT / "adapter" / "adapter_config.json").is_file()
     model, tokenizer = default_model
-    agent = Agent(model, tokenizer, max_new_tokens=96, max_steps=3)
+    config = AgentConfig(system_prompt=SYSTEM_PROMPT, max_new_tokens=96, max_steps=3)
+    agent = pharmacist_agent(model, tokenizer, config=config)
     result = agent.run(QUESTION)
     calls = calls_of(result.messages)
     # Exactly the lookup (the stage-2 adapter went on to check_interactions(["Parol", "yarar"]); stages 3-8 do not).
@@ -58,7 +60,8 @@ def test_greedy_runs_are_identical_with_and_without_cache_reuse(default_model):
     model, tokenizer = default_model
     runs = []
     for reuse in (True, False):
-        agent = Agent(model, tokenizer, examples=demo_examples(), max_new_tokens=64, max_steps=3, reuse_cache=reuse)
+        config = AgentConfig(system_prompt=SYSTEM_PROMPT, max_new_tokens=64, max_steps=3, reuse_cache=reuse)
+        agent = pharmacist_agent(model, tokenizer, config=config, examples=demo_examples())
         result = agent.run(QUESTION)
         runs.append((result.messages, [s.prefill_tokens for s in result.stats.steps]))
     (with_reuse, prefill_reuse), (without, prefill_fresh) = runs

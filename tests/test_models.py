@@ -1,4 +1,4 @@
-"""agent.models: device/dtype resolution, --model loading, the one-time GGUF conversion."""
+"""agent.engine.models: device/dtype resolution, --model loading, the one-time GGUF conversion."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import torch
 from safetensors import safe_open
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 
-from agent import models
-from agent.generation import CachedGenerator
-from agent.models import ModelLoadError, load_model
+from agent.engine import models
+from agent.engine.generation import CachedGenerator
+from agent.engine.models import ModelLoadError, load_model
 
 
 def test_load_tiny_model_cpu_fp32(tiny_model_dir: Path):

@@ -1,4 +1,4 @@
-"""The dose check (agent.safety) and the number reader under it (agent.amounts): no way round a limit."""
+"""The dose check (agent.pharmacy.dose_check) and its number reader (agent.pharmacy.amounts): no way round."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 from ppsf_helpers import call
 from test_agent import make_agent
 
-from agent.amounts import read_amounts, read_number
-from agent.safety import unsafe_dose
+from agent.pharmacy.amounts import read_amounts, read_number
+from agent.pharmacy.dose_check import unsafe_dose
 
 # Parol for a 20 kg, 6-year-old child: 300 mg a dose, at most 1200 mg a day.
 CHILD = {"drug": "Parol", "active_ingredient": "Parasetamol", "weight_kg": 20.0, "per_dose_mg": 300,
@@ -97,7 +97,7 @@ def test_concentrations_and_their_volume_are_no_amounts():
 
 def test_the_cli_never_streams_an_answer_the_dose_check_replaces():
     """Answer text used to reach stdout as it streamed, before the check replaced it."""
-    from agent.tools import PHARMACY_TOOLS
+    from agent.pharmacy.tools import PHARMACY_TOOLS
 
     texts = [call("calculate_dose", drug="Parol", weight_kg=20, age_years=6), "@PHARMACIST\nParol: 5.000 mg verin."]
     agent, _ = make_agent(texts, tools=PHARMACY_TOOLS, tool_timeout=30.0)

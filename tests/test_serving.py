@@ -33,9 +33,10 @@ from types import SimpleNamespace
 import openai
 import pytest
 
-from agent.agent import Agent
-from agent.generation import CachedGenerator, GenerationResult
-from agent.openai_backend import OpenAIGenerator, ServingError
+from agent.engine.agent import AgentConfig
+from agent.engine.generation import CachedGenerator, GenerationResult
+from agent.engine.openai_backend import OpenAIGenerator, ServingError
+from agent.pharmacy import SYSTEM_PROMPT, pharmacist_agent
 from agent.ppsf import REPO_ROOT, load_tokenizer
 
 STARTUP_TIMEOUT = 180.0  # loading 135M parameters takes ~5-10 s; a busy 2-core CI machine gets headroom
@@ -246,14 +247,12 @@ def test_agent_runs_a_question_through_transformers_serve(default_server, tokeni
     served = Recorder(OpenAIGenerator(None, tokenizer, base_url=default_server))  # None: the one model served
     events: list[dict] = []
     transcript = tmp_path / "run.jsonl"
-    agent = Agent(
+    agent = pharmacist_agent(
         None,
         tokenizer,
         tools=[search_drug],
         examples=EXAMPLES,
-        max_steps=3,
-        max_new_tokens=40,
-        transcript=transcript,
+        config=AgentConfig(system_prompt=SYSTEM_PROMPT, max_steps=3, max_new_tokens=40, transcript=transcript),
         on_event=events.append,
         generator=served,
     )
@@ -281,7 +280,7 @@ def test_agent_runs_a_question_through_transformers_serve(default_server, tokeni
     assert [line["message"] for line in lines if line["type"] == "message"] == result.messages
 
     # The server decodes greedily with model.generate; the local engine with its KV-cached loop: same text.
-    from agent.models import load_model
+    from agent.engine.models import load_model
 
     model, local_tokenizer = load_model(str(default_model_dir), device="cpu", adapter=None)  # what the server runs
     prompt, remote = served.steps[0]

@@ -14,10 +14,11 @@ import pytest
 import torch
 
 from agent import ppsf
-from agent.agent import DEFAULT_SYSTEM_PROMPT, Agent
-from agent.drugdb import fold, load_db
-from agent.toolbox import tool_schema
-from agent.tools import PHARMACY_TOOLS
+from agent.engine.toolbox import tool_schema
+from agent.pharmacy import SYSTEM_PROMPT as DEFAULT_SYSTEM_PROMPT
+from agent.pharmacy import pharmacist_agent
+from agent.pharmacy.drugdb import fold, load_db
+from agent.pharmacy.tools import PHARMACY_TOOLS
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "training"))
@@ -373,7 +374,7 @@ def test_eval_cases_file_is_generated_from_the_held_out_split(cases):
 
 
 def test_conversations_render_exactly_as_the_agent_prompts(conversations, repo_tokenizer):
-    agent = Agent(None, repo_tokenizer, generator=SimpleNamespace())
+    agent = pharmacist_agent(None, repo_tokenizer, generator=SimpleNamespace())
     train = repo_tokenizer.chat_template["train"]
     for conv in conversations[:10]:
         assert agent.toolbox.schemas == conv["tools"]
@@ -601,7 +602,7 @@ def test_interpolation_mixes_every_lora_tensor_and_the_card_gives_the_command(tm
     import interpolate_adapter
     from safetensors.torch import load_file
 
-    from agent.models import load_model
+    from agent.engine.models import load_model
 
     start, end = tiny_adapter[0], tmp_path / "end"
     end_tensors = _continued(start, end)
@@ -671,11 +672,11 @@ def test_interpolation_errors_name_the_problem(tmp_path, capsys, tiny_adapter):
     assert "is itself an interpolation" in error(start, out, to=tmp_path / "o2")  # its weight would be lost
 
 
-# ---------------------------------------------------------------- the adapter in agent.models and the CLI
+# ---------------------------------------------------------------- the adapter in agent.engine.models and the CLI
 
 
 def test_load_model_merges_an_adapter(tiny_model_dir, tiny_adapter):
-    from agent.models import load_model
+    from agent.engine.models import load_model
 
     out, _ = tiny_adapter
     base, _ = load_model(str(tiny_model_dir), device="cpu", dtype="float32", adapter="none")
@@ -692,7 +693,7 @@ def test_load_model_merges_an_adapter(tiny_model_dir, tiny_adapter):
 def test_adapter_errors_are_clear(tmp_path, tiny_model_dir, tiny_adapter):
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from agent.models import AdapterMismatchError, ModelLoadError, load_model, resolve_adapter
+    from agent.engine.models import AdapterMismatchError, ModelLoadError, load_model, resolve_adapter
 
     with pytest.raises(ModelLoadError, match="no adapter_config.json"):
         load_model(str(tiny_model_dir), device="cpu", adapter=str(tmp_path))
@@ -720,7 +721,7 @@ def test_adapter_errors_are_clear(tmp_path, tiny_model_dir, tiny_adapter):
 def test_auto_adapter_that_does_not_fit_the_default_model_warns_and_loads_it_plain(
     monkeypatch, capsys, tiny_model_dir, tiny_adapter
 ):
-    import agent.models as models
+    import agent.engine.models as models
 
     # The default model replaced by one the repo's adapter was not trained for.
     monkeypatch.setattr(models, "default_model_dir", lambda: tiny_model_dir)
@@ -734,7 +735,7 @@ def test_auto_adapter_that_does_not_fit_the_default_model_warns_and_loads_it_pla
 
 
 def test_load_model_reports_missing_peft(monkeypatch, tiny_model_dir, tiny_adapter):
-    from agent.models import ModelLoadError, load_model
+    from agent.engine.models import ModelLoadError, load_model
 
     monkeypatch.setitem(sys.modules, "peft", None)  # import peft -> ImportError
     with pytest.raises(ModelLoadError, match="needs peft"):
@@ -754,7 +755,8 @@ class _Stop(Exception):
     ],
 )
 def test_cli_gives_examples_only_without_an_adapter(monkeypatch, argv, adapter_loaded, examples):
-    from agent import cli, models
+    from agent import cli
+    from agent.engine import models
 
     seen: dict = {}
     monkeypatch.setattr(models, "resolve_adapter", lambda a, m: Path("adapter") if a == "auto" else None)
@@ -768,7 +770,7 @@ def test_cli_gives_examples_only_without_an_adapter(monkeypatch, argv, adapter_l
         raise _Stop
 
     monkeypatch.setattr(models, "load_model", fake_load)
-    monkeypatch.setattr(cli, "Agent", fake_agent)
+    monkeypatch.setattr(cli, "pharmacist_agent", fake_agent)
     with pytest.raises(_Stop):
         cli.main(["Parol ne işe yarar?", *argv])
     assert (seen["adapter"] is not None) == adapter_loaded

@@ -3,7 +3,7 @@
     python training/generate_data.py                      # training/data/train.jsonl + eval/cases.jsonl
     python training/generate_data.py --train 600 --seed 0
 
-Every tool result in the data is what the tool returns when called (``agent.tools``), and every answer restates
+Every tool result in the data is what the tool returns when called (``agent.pharmacy.tools``), and every answer restates
 the key fact of that result (the usage, the active ingredient, the dose in mg, the severity, the verdict...).
 Conversations have the agent's exact shape: ``DEFAULT_SYSTEM_PROMPT``, the tools block of ``PHARMACY_TOOLS``,
 tool calls ``{"id": "call_{step}_{i}", "type": "function", "function": {"name", "arguments": <JSON string>}}``
@@ -27,17 +27,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from phrasings import MORE_ROUNDS, OPENERS, SECTION_SYNONYMS, TRAIN_ONLY_TEMPLATES  # a sibling: run as a script
+
+from agent.engine.toolbox import tool_schema
+from agent.pharmacy import SYSTEM_PROMPT as DEFAULT_SYSTEM_PROMPT
+from agent.pharmacy.drugdb import load_db
+from agent.pharmacy.text import fold
+from agent.pharmacy.tools import PHARMACY_TOOLS
+
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from agent.agent import DEFAULT_SYSTEM_PROMPT  # noqa: E402
-from agent.drugdb import fold, load_db  # noqa: E402
-from agent.toolbox import tool_schema  # noqa: E402
-from agent.tools import PHARMACY_TOOLS  # noqa: E402
-
-sys.path.insert(0, str(ROOT / "training"))
-from phrasings import MORE_ROUNDS, OPENERS, SECTION_SYNONYMS, TRAIN_ONLY_TEMPLATES  # noqa: E402
 
 TOOLS_BY_NAME: dict[str, Callable[..., dict]] = {fn.__name__: fn for fn in PHARMACY_TOOLS}
 

@@ -98,8 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     except InterpolationError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from train_lora import write_card
+    from train_lora import write_card  # a sibling: this runs as a script
 
     print(write_card(args.out, info))
     return 0

@@ -22,21 +22,16 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import random
 import re
 import sys
 import time
 from pathlib import Path
 
+from agent.ppsf import FOREIGN_MARKERS
+
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
 BASE_MODEL_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
-
-from agent.ppsf import FOREIGN_MARKERS  # noqa: E402  (after the sys.path line: runs as a script)
 
 
 def train_template() -> str:
@@ -168,7 +163,8 @@ def loss_positions_trainer():
 
 def default_bf16(cuda: bool) -> bool:
     """bf16 autocast where the hardware computes in bf16: a CUDA GPU that supports it, or a CPU that oneDNN runs
-    bf16 on (AVX-512/AMX). An AVX2-only CPU emulates bf16, tens of times slower than fp32 (bench/train_precision.py)."""
+    bf16 on (AVX-512/AMX). An AVX2-only CPU emulates bf16, tens of times slower than fp32
+    (training/train_precision.py)."""
     import torch
 
     if cuda:
@@ -309,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     from transformers import set_seed
 
-    from agent.models import load_model
+    from agent.engine.models import load_model
 
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -317,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
     set_seed(args.seed)
     started = time.time()
     if args.work_dir is None:
-        from agent.models import cache_dir
+        from agent.engine.models import cache_dir
 
         args.work_dir = cache_dir() / "training-runs" / "last"
     rows = read_conversations(args.data, args.limit)
@@ -484,11 +480,12 @@ def _card_data_section(info: dict) -> list[str]:
     lines = [
         f"`training/generate_data.py` (seeded): {amount(stages[0])}, 3-6 exchanges each and the patient's",
         "next message, rendered with the repo's `train` template exactly as the agent prompts (same system prompt,",
-        "tools block and message shapes). Every tool result is a real call of `agent.tools`; answers restate its key",
-        "fact. Turns: every tool, parallel calls, multi-step (search, then interactions), unknown/ambiguous names and",
-        "tool errors, dosing with caps and refer-to-doctor, greetings, thanks, off-topic and refused requests,",
-        "optional `@THOUGHT` and `@REFERENCE`. Held out for evaluation: 17 active ingredients (all their names and",
-        "brands), 4 brands of paracetamol/ibuprofen, and 2 question templates per intent and language.",
+        "tools block and message shapes). Every tool result is a real call of `agent.pharmacy.tools`; answers",
+        "restate its fact. Turns: every tool, parallel calls, multi-step (search, then interactions),",
+        "unknown/ambiguous names and tool errors, dosing with caps and refer-to-doctor, greetings, thanks, off-topic",
+        "and refused requests, optional `@THOUGHT` and `@REFERENCE`. Held out for evaluation: 17 active ingredients",
+        "(all their names and brands), 4 brands of paracetamol/ibuprofen, and 2 question templates per intent and",
+        "language.",
     ]
     for k, i in enumerate(stages[1:], 2):
         command = _data_command(i, k)
@@ -592,8 +589,8 @@ def write_card(out: Path, info: dict, base: dict | None = None, tuned: dict | No
         "",
         "Teaches SmolLM2-135M-Instruct the PPSF v1.1 agent format of this repo: it writes `@TOOL_CALL` blocks for",
         "the six pharmacy tools, reads `@TOOL_RESPONSE` results and answers in `@PHARMACIST` from them only, in",
-        "Turkish or English. `agent.models.load_model()` merges it into the default model (`--adapter none` to",
-        "disable). Not medical advice.",
+        "Turkish or English. `agent.engine.models.load_model()` merges it into the default model (`--adapter none`",
+        "to disable). Not medical advice.",
         "",
         "## Data",
         "",

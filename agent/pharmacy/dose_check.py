@@ -1,4 +1,4 @@
-"""The dose check: an answer never passes on an mg amount that the calculate_dose results do not support.
+"""The dose check: an answer never passes on an amount that the calculate_dose results do not support.
 
 A 135M model can garble numbers it copies; a dose is the one place where that can hurt. So the agent
 checks each final answer against the turn's calculate_dose results (the same test `agent.eval` scores
@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from .amounts import Amount, read_amounts
-from .drugdb import fold
+from .text import fold
 from .tools import DISCLAIMER
 
 
@@ -104,15 +104,21 @@ def dose_summary(result: dict) -> str:
     )
 
 
-def current_turn(messages: list[dict]) -> list[dict]:
-    """The messages after the last user message: the assistant's steps and tool results for it."""
-    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
-    return messages[last_user + 1 :]
-
-
-def checked_answer(answer: str, messages: list[dict]) -> str | None:
-    """The tool's own dose text when answer states an mg amount the current turn's dose results do not support."""
-    results = dose_results(current_turn(messages))
+def checked_answer(answer: str, turn: list[dict]) -> str | None:
+    """The tool's own dose text when answer states an amount this turn's dose results do not support."""
+    results = dose_results(turn)
     if not unsafe_dose(answer, results):
         return None
     return " ".join(dose_summary(r) for r in results)
+
+
+class DoseCheck:
+    """The dose check as an answer check of the engine (agent.engine.checks.AnswerCheck)."""
+
+    name = "dose_check"
+
+    def applies(self, turn: list[dict]) -> bool:
+        return bool(dose_results(turn))
+
+    def check(self, answer: str, turn: list[dict]) -> str | None:
+        return checked_answer(answer, turn)

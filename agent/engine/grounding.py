@@ -1,6 +1,7 @@
-"""Grounded medicine names: a tool call may only name a medicine the conversation has written.
+"""Grounded names: a tool call may only name what the conversation has written.
 
-While the model writes the value of a `"drug"` argument (or an element of `"drugs"`) inside a @TOOL_CALL,
+While the model writes the value of a grounded argument (a string argument such as the pharmacy tools'
+`"drug"`, or an element of a list argument such as `"drugs"`; the caller names them) inside a @TOOL_CALL,
 only tokens that keep the value a substring of the conversation's text (the patient's messages, references,
 tool results, earlier answers; as written or in title case) starting at a word start are allowed, and the
 closing quote only after a value that ends at a word end, and (given `known_name`) not inside a longer
@@ -22,19 +23,27 @@ from functools import lru_cache
 
 import torch
 
-# The value being written: after the last @TOOL_CALL, inside "drug": "… or "drugs": ["…", "…
-_OPEN_VALUE = (
-    re.compile(rb'"drug"\s*:\s*"([^"\\]*)\Z'),
-    re.compile(rb'"drugs"\s*:\s*\[\s*(?:"[^"\\]*"\s*,\s*)*"([^"\\]*)\Z'),
-)
-# Right after a name's closing quote, the JSON must go on as _AFTER_CLOSE says (a small model that was made to
-# stop a name early can lose count of its brackets)
-_CLOSED_VALUE = (
-    re.compile(rb'"drug"\s*:\s*"[^"\\]*"\s*\Z'),
-    re.compile(rb'"drugs"\s*:\s*\[\s*(?:"[^"\\]*"\s*,\s*)*"[^"\\]*"\s*\Z'),
-)
+
+def _value_patterns(scalar: str, listed: str) -> tuple[tuple[re.Pattern, ...], tuple[re.Pattern, ...]]:
+    """(open, closed) patterns for a string argument and an element of a list argument, by name.
+
+    Open: the value being written, after the last @TOOL_CALL, inside "scalar": "… or "listed": ["…", "…
+    Closed: right after a value's closing quote, where the JSON must go on as _AFTER_CLOSE says (a small model
+    that was made to stop a name early can lose count of its brackets)."""
+    a, b = re.escape(scalar.encode()), re.escape(listed.encode())
+    opened = (
+        re.compile(rb'"' + a + rb'"\s*:\s*"([^"\\]*)\Z'),
+        re.compile(rb'"' + b + rb'"\s*:\s*\[\s*(?:"[^"\\]*"\s*,\s*)*"([^"\\]*)\Z'),
+    )
+    closed = (
+        re.compile(rb'"' + a + rb'"\s*:\s*"[^"\\]*"\s*\Z'),
+        re.compile(rb'"' + b + rb'"\s*:\s*\[\s*(?:"[^"\\]*"\s*,\s*)*"[^"\\]*"\s*\Z'),
+    )
+    return opened, closed
+
+
 _TOOL_CALL = b"@TOOL_CALL"
-# What may follow a name's closing quote inside the same token, for "drug" and for "drugs": the JSON that
+# What may follow a name's closing quote inside the same token, for a string and for a list argument: the JSON that
 # closes the arguments, or a comma (and, in a list, the next name's quote)
 _AFTER_CLOSE = (
     re.compile(rb"\s*(?:,|\}{1,2})?\s*"),
@@ -78,7 +87,7 @@ def token_bytes(tokenizer) -> list[bytes | None]:
 
 class _Vocab:
     """Token ids by their bytes, and tokens that close a name ('…"…') by the bytes before the quote
-    (closing[0] for a "drug" value, closing[1] for a "drugs" element)."""
+    (closing[0] for a string argument, closing[1] for a list element)."""
 
     def __init__(self, tokenizer) -> None:
         self.by_bytes: dict[bytes, list[int]] = {}
@@ -94,7 +103,7 @@ class _Vocab:
                 for closing, after in zip(self.closing, _AFTER_CLOSE, strict=True):
                     if after.fullmatch(data[quote + 1 :]):
                         closing.setdefault(data[:quote], []).append(token_id)
-        # tokens that may follow a closed name ("drug", "drugs"): punctuation only, no empty token
+        # tokens that may follow a closed name (string argument, list element): punctuation only, no empty token
         self.after_close = tuple(
             [i for i, data in enumerate(self.bytes_of) if data and data.strip() and after.fullmatch(data)]
             for after in _AFTER_CLOSE
@@ -125,16 +134,25 @@ _MORE_NAME_WORDS = 3
 
 
 class GroundedNames:
-    """Token constraint for CachedGenerator: medicine-name argument values must come from `sources`.
+    """Token constraint for CachedGenerator: the grounded arguments' values must come from `sources`.
 
-    known_name, when given, says whether a text is a medicine name (agent.tools.is_known_name for the
-    pharmacy tools): a value may then not close where this place of the text goes on, by up to three more
-    words joined by spaces or hyphens, to a longer known name. The rule is per place: a value the text also
-    has on its own elsewhere ("Loperamid" in an earlier tool result) may still close there.
+    known_name, when given, says whether a text is a known name (the pharmacy's drug data, say): a value may
+    then not close where this place of the text goes on, by up to three more words joined by spaces or
+    hyphens, to a longer known name. The rule is per place: a value the text also has on its own elsewhere
+    ("Loperamid" in an earlier tool result) may still close there.
     """
 
-    def __init__(self, tokenizer, sources: Iterable[str], known_name: Callable[[str], bool] | None = None) -> None:
+    def __init__(
+        self,
+        tokenizer,
+        sources: Iterable[str],
+        known_name: Callable[[str], bool] | None = None,
+        *,
+        arguments: tuple[str, str],
+    ) -> None:
+        """arguments: the names of the grounded string argument and of the grounded list argument."""
         self.vocab = _vocab(tokenizer)
+        self._open, self._closed = _value_patterns(*arguments)
         texts = [v for s in sources if s and s.strip() for v in _case_variants(s)]
         # "\n" separates the texts so that no value runs from one into the next.
         self.haystack = "\n".join(texts).encode("utf-8")
@@ -159,17 +177,17 @@ class GroundedNames:
         return None if start < 0 else bytes(self._generated[start:])
 
     def open_value(self) -> tuple[bytes, int] | None:
-        """The bytes of the name value being written and 0 ("drug") or 1 ("drugs"), or None outside one."""
+        """The bytes of the value being written and 0 (string argument) or 1 (list element), or None outside one."""
         tail = self._call_tail()
-        for kind, pattern in enumerate(_OPEN_VALUE if tail else ()):
+        for kind, pattern in enumerate(self._open if tail else ()):
             if m := pattern.search(tail):
                 return m.group(1), kind
         return None
 
     def closed_value(self) -> int | None:
-        """0 ("drug") or 1 ("drugs") right after a name's closing quote (and spaces), else None."""
+        """0 (string argument) or 1 (list element) right after a value's closing quote (and spaces), else None."""
         tail = self._call_tail()
-        for kind, pattern in enumerate(_CLOSED_VALUE if tail else ()):
+        for kind, pattern in enumerate(self._closed if tail else ()):
             if pattern.search(tail):
                 return kind
         return None

@@ -1,7 +1,7 @@
 """Pharmacy tools for the PPSF agent: plain typed functions, usable by an LLM or directly from Python.
 
 ``PHARMACY_TOOLS`` lists them in prompt order; ``transformers.utils.get_json_schema(fn)`` builds each
-schema from the type hints and docstring. All data is local (``agent/data``, see :mod:`agent.drugdb`).
+schema from the type hints and docstring. All data is local (``agent/pharmacy/data``, see :mod:`agent.pharmacy.drugdb`).
 
 Every tool returns a small JSON-serialisable dict and never raises on bad input. Failures come back as
 ``{"error": {"code": ..., "message": ...}}`` with one of these codes:
@@ -33,8 +33,9 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any, Literal
 
-from agent.dosing import Dose, compute_dose, dose_in_ml
-from agent.drugdb import LIQUID_FORMS, SECTIONS, DrugDataError, DrugDB, Lang, Target, fold, load_db, looks_turkish
+from .dosing import Dose, compute_dose, dose_in_ml
+from .drugdb import LIQUID_FORMS, SECTIONS, DrugDataError, DrugDB, Lang, Target, load_db
+from .text import decimal, fold, looks_turkish
 
 logger = logging.getLogger(__name__)
 
@@ -133,7 +134,6 @@ _INSTRUCTION = re.compile(
     r"|\b(önceki|yukarıdaki)\s+\w*\s*(talimat|komut|mesaj)|\btalimat\w*\s+(yok\s+say|unut)",
     re.IGNORECASE,
 )
-_NUMERIC = re.compile(r"[+-]?(?:\d+(?:[.,]\d*)?|[.,]\d+)")
 _TRUE = frozenset({"true", "yes", "evet", "1"})
 _FALSE = frozenset({"false", "no", "hayir", "0", "none", "null"})
 
@@ -196,7 +196,7 @@ def _number(value: Any, field: str, low: float, high: float, *, low_open: bool =
     if isinstance(value, bool) or not isinstance(value, (numbers.Real, str)):
         raise ToolError("invalid_input", f"{field} must be a number")
     if isinstance(value, str):
-        if len(value) > 32 or not _NUMERIC.fullmatch(value.strip()):
+        if len(value) > 32 or decimal(value) is None:
             raise ToolError("invalid_input", f"{field} must be a number, got {value[:32]!r}")
         value = value.strip().replace(",", ".")
     try:

@@ -1,6 +1,6 @@
 """Side-by-side: one forward + backward of SmolLM2-135M-shaped MLP layers in fp32 and under bf16 autocast on CPU.
 
-    python bench/train_precision.py          # 2048 tokens, 4 layers, 3 repeats
+    python training/train_precision.py          # 2048 tokens, 4 layers, 3 repeats
 
 train_lora.py turns bf16 autocast on by default only where oneDNN computes bf16 natively (AVX-512 / AMX,
 ``default_bf16``). This prints both times and their ratio on this CPU, so the choice can be checked on a machine.
@@ -12,15 +12,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import platform
-import sys
 import time
-from pathlib import Path
 
 import torch
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "training"))
-
-from train_lora import default_bf16  # noqa: E402
+from train_lora import default_bf16  # a sibling: this runs as a script
 
 HIDDEN, INTERMEDIATE = 576, 1536  # SmolLM2-135M
 

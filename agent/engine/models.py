@@ -7,6 +7,7 @@ import os
 import shutil
 import sys
 import uuid
+import warnings
 from pathlib import Path
 
 import torch
@@ -159,8 +160,11 @@ def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
 
 
 def default_adapter_dir() -> Path:
-    """The repo's PPSF LoRA adapter for the default model (REPO_ROOT/adapter)."""
-    return Path(__file__).resolve().parent.parent / "adapter"
+    """The repo's PPSF LoRA adapter for the default model: adapter/ of the Hub repo, which an installed package
+    carries as agent/adapter (pyproject's package-dir); in a checkout, the repo root's adapter/."""
+    package = Path(__file__).resolve().parents[1]
+    installed = package / "adapter"
+    return installed if (installed / "adapter_config.json").is_file() else package.parent / "adapter"
 
 
 def resolve_adapter(adapter: str | os.PathLike | None, model: str | None) -> Path | None:
@@ -191,7 +195,11 @@ def merge_adapter(lm: PreTrainedModel, adapter_dir: Path) -> PreTrainedModel:
             f"Loading the adapter {adapter_dir} needs peft (pip install peft), or pass --adapter none"
         ) from e
     try:
-        merged = PeftModel.from_pretrained(lm, str(adapter_dir)).merge_and_unload()
+        with warnings.catch_warnings():
+            # peft (0.21) reads model.is_gradient_checkpointing, which transformers 5.24 deprecates with a
+            # FutureWarning a user would see between the progress bars and the answer; the merge is unaffected.
+            warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+            merged = PeftModel.from_pretrained(lm, str(adapter_dir)).merge_and_unload()
     except (RuntimeError, ValueError, KeyError, OSError) as e:  # shape mismatch, wrong target modules, bad files
         raise AdapterMismatchError(
             f"The adapter {adapter_dir} does not fit the model {lm.config.name_or_path or type(lm).__name__}: "

@@ -12,11 +12,11 @@ import os
 import re
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import openai
 
-from .generation import CachedGenerator, GenerationResult, StopDetector
+from .generation import GenerationResult, StopDetector, encode_prompt
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"  # `transformers serve` (and vLLM) listen on port 8000
 _FINISH_REASONS = {"length": "max_new_tokens", "stop": "eos"}
@@ -84,7 +84,7 @@ class _TokenBudget:
 
 
 class OpenAIGenerator:
-    """CachedGenerator's interface (generate / reset) over an OpenAI-compatible completions endpoint.
+    """The Generator protocol (agent.engine.generation) over an OpenAI-compatible completions endpoint.
 
     >>> generator = OpenAIGenerator("HuggingFaceTB/SmolLM2-135M-Instruct", load_tokenizer(), base_url=URL)
     >>> Agent(None, load_tokenizer(), generator=generator).run("Parol ne işe yarar?")
@@ -96,6 +96,8 @@ class OpenAIGenerator:
     takes text only): a text prompt ending in a blank line is then not tokenized with "\n\n" merged into
     one token that never precedes "@" in a finished conversation.
     """
+
+    accepts_constraint: ClassVar[bool] = False  # the server samples: no token constraint reaches it
 
     def __init__(
         self,
@@ -196,8 +198,8 @@ class OpenAIGenerator:
             raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
         if not prompt:
             raise ValueError("The prompt is empty: there is nothing to continue")
-        # CachedGenerator.encode only reads self.tokenizer: the same ids the local engine would prefill.
-        prompt_ids = CachedGenerator.encode(self, prompt, next_text) if self.token_prompt else None  # type: ignore[arg-type]
+        # The same ids the local engine would prefill.
+        prompt_ids = encode_prompt(self.tokenizer, prompt, next_text) if self.token_prompt else None
         params: dict[str, Any] = {
             "model": self.model,
             "prompt": prompt_ids if prompt_ids is not None else prompt,

@@ -1,4 +1,8 @@
-"""The PPSF agent loop: render (agent mode), generate, parse, run tools, feed results back, repeat."""
+"""The PPSF agent loop: render (agent mode), generate, parse, run tools, feed results back, repeat.
+
+Domain-free: tools, answer checks (agent.engine.checks), the name constraint and the fallback answer are
+plugged in; agent.pharmacy.pharmacist_agent wires the pharmacy's.
+"""
 
 from __future__ import annotations
 
@@ -9,22 +13,60 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import ppsf
+from .. import ppsf
 from .calls import InvalidCall, checked_calls
-from .generation import CachedGenerator, GenerationResult
+from .checks import AnswerCheck, current_turn
+from .generation import CachedGenerator, GenerationResult, Generator
 from .grounding import GroundedNames, conversation_texts
-from .safety import checked_answer, current_turn, dose_results
 from .toolbox import Toolbox
 from .transcript import Transcript
 
-DEFAULT_SYSTEM_PROMPT = (
-    "Sen dikkatli bir eczacı asistanısın. İlaçlar hakkında önce araçlarla bilgi al, yalnızca araç "
-    "sonuçlarına dayanarak hastanın dilinde kısa ve doğru yanıt ver. You are a careful pharmacist: "
-    "look drugs up with the tools first, answer briefly in the patient's language, only from the results."
-)
-TURKISH_LETTERS = set("çğıöşüÇĞİÖŞÜ")
-
 Event = dict[str, Any]
+Outcome = tuple[str, bool]  # (tool name, succeeded) of a call
+# What to answer when the model gives no answer: (messages, outcomes, max_steps, ran_out) -> text.
+Fallback = Callable[[list[dict], list[Outcome], int, bool], str]
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """How a run goes: the prompt, the loop's bounds, sampling and where the transcript goes."""
+
+    system_prompt: str | None = None
+    max_steps: int = 5  # generation steps before a final answer is forced
+    max_new_tokens: int = 256  # per step
+    tool_timeout: float = 10.0  # seconds
+    temperature: float = 0.0  # 0: greedy
+    seed: int | None = None
+    reuse_cache: bool = True  # False: every step from an empty KV cache (for comparisons)
+    transcript: str | Path | None = None  # a JSONL file, created private (agent.engine.transcript)
+
+    def __post_init__(self) -> None:
+        if self.max_steps < 1:
+            raise ValueError(f"max_steps must be >= 1, got {self.max_steps}")
+        if self.max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
+
+
+@dataclass(frozen=True)
+class GroundedArguments:
+    """Which tool arguments the local generator grounds in the conversation (agent.engine.grounding).
+
+    arguments: the grounded string argument and list argument; known_name: where a value may not stop short
+    of a longer known name ("İzosorbid" of "İzosorbid mononitrat"), None to allow it."""
+
+    arguments: tuple[str, str]
+    known_name: Callable[[str], bool] | None = None
+
+    def __call__(self, tokenizer: Any, messages: list[dict]) -> GroundedNames:
+        return GroundedNames(tokenizer, conversation_texts(messages), self.known_name, arguments=self.arguments)
+
+
+def no_answer(messages: list[dict], outcomes: list[Outcome], max_steps: int, ran_out: bool) -> str:
+    """The default fallback: what was tried, in English (the pharmacy agent answers in the patient's language)."""
+    tried = ", ".join(dict.fromkeys(name for name, _ in outcomes)) or "none"
+    within = f" within {max_steps} steps" if ran_out else ""
+    failed = " Some tool calls failed." if any(not ok for _, ok in outcomes) else ""
+    return f"Sorry, I could not reach an answer{within}. Tools used: {tried}.{failed}"
 
 
 @dataclass
@@ -84,9 +126,9 @@ class InputTooLong(ValueError):
 
 
 class Agent:
-    """A pharmacist agent over any causal LM, speaking PPSF with this repo's templates.
+    """A tool-calling agent over any causal LM, speaking PPSF with this repo's templates.
 
-    >>> agent = Agent(model, tokenizer)
+    >>> agent = Agent(model, tokenizer, [search_drug], config=AgentConfig(max_steps=4))
     >>> result = agent.run("Parol ne işe yarar?")
     >>> result.message["content"], result.stats.to_dict()
     """
@@ -95,59 +137,41 @@ class Agent:
         self,
         model: Any,
         tokenizer: Any,
-        tools: list[Callable] | None = None,
+        tools: list[Callable],
         *,
-        system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
-        max_steps: int = 5,
-        max_new_tokens: int = 256,
-        tool_timeout: float = 10.0,
-        temperature: float = 0.0,
-        seed: int | None = None,
-        transcript: str | Path | None = None,
-        on_event: Callable[[Event], None] | None = None,
-        reuse_cache: bool = True,
+        config: AgentConfig | None = None,
+        generator: Generator | None = None,
+        checks: list[AnswerCheck] | tuple[AnswerCheck, ...] = (),
+        constraint: GroundedArguments | None = None,
+        fallback: Fallback = no_answer,
         examples: list[dict] | None = None,
-        generator: Any = None,
-        dose_check: bool = True,
-        grounded_names: bool = True,
-        whole_names: bool = True,
-        known_name: Callable[[str], bool] | None = None,
+        on_event: Callable[[Event], None] | None = None,
     ) -> None:
-        if max_steps < 1:
-            raise ValueError(f"max_steps must be >= 1, got {max_steps}")
-        from .tools import PHARMACY_TOOLS, is_known_name
-
-        if tools is None:
-            tools = list(PHARMACY_TOOLS)
-        if known_name is None and any(t in PHARMACY_TOOLS for t in tools):
-            known_name = is_known_name
+        self.config = config or AgentConfig()
         self.tokenizer = tokenizer
         # This repo's format, whatever templates the model's tokenizer came with (it is not modified).
         self.chat_template = ppsf.chat_template()
         self.response_template = ppsf.response_template()
-        self.toolbox = Toolbox(tools, timeout=tool_timeout)
-        # Any object with CachedGenerator's generate()/reset() (e.g. agent.openai_backend.OpenAIGenerator);
-        # model is then unused and may be None.
-        self.generator = generator if generator is not None else CachedGenerator(model, tokenizer)
-        self.system_prompt = system_prompt
-        self.max_steps = max_steps
-        self.max_new_tokens = max_new_tokens
-        self.sampling = {"temperature": temperature, "seed": seed}
-        self.transcript_path = transcript
-        self.on_event = on_event
-        self.reuse_cache = reuse_cache
+        self.toolbox = Toolbox(tools, timeout=self.config.tool_timeout)
+        # A local CachedGenerator by default; any Generator (agent.engine.openai_backend.OpenAIGenerator) else,
+        # and model is then unused and may be None.
+        self.generator: Generator = generator if generator is not None else CachedGenerator(model, tokenizer)
+        self.checks = list(checks)
+        # Applied only by a generator that decodes here (a remote backend's sampler is not ours).
+        self.constraint = constraint
+        self.fallback = fallback
         # Demonstration turns rendered after the system prompt (few-shot for a model not tuned on PPSF);
         # they are part of every prompt, not of the returned transcript.
         self.examples = [dict(m) for m in examples or []]
-        # An answer stating a dose the turn's calculate_dose results do not support is replaced by the
-        # tool's own figures (agent.safety); off only to study the model itself.
-        self.dose_check = dose_check
-        # Medicine names in tool calls must be copied from the conversation (agent.grounding); the local
-        # generator enforces it while decoding, a remote backend cannot (its sampler is not ours).
-        self.grounded_names = grounded_names
-        # whole_names: a grounded name is not cut short inside a longer name known_name accepts ("İzosorbid" of
-        # "İzosorbid mononitrat"); known_name defaults to the drug data when a pharmacy tool is among the tools.
-        self.known_name = known_name if whole_names else None
+        self.on_event = on_event
+
+    @property
+    def max_steps(self) -> int:
+        return self.config.max_steps
+
+    @property
+    def max_new_tokens(self) -> int:
+        return self.config.max_new_tokens
 
     # ---- public API ----
     def run(self, question_or_messages: str | list[dict]) -> AgentResult:
@@ -158,14 +182,14 @@ class Agent:
         messages[head:head] = [dict(m) for m in self.examples]
         if not self._fits(self.render(messages)):
             raise InputTooLong(self._too_long(self.render(messages)))
-        log = Transcript(self.transcript_path, uuid.uuid4().hex[:12])
+        log = Transcript(self.config.transcript, uuid.uuid4().hex[:12])
         if self.examples:
             log.write("examples", messages=self.examples)
         for message in _without(messages, head, shown):
             log.write("message", message=message)
         self.toolbox.new_run()
         stats = RunStats()
-        outcomes: list[tuple[str, bool]] = []  # (tool name, succeeded) of every call
+        outcomes: list[Outcome] = []
         for step in range(1, self.max_steps + 1):
             prompt = self.render(messages)
             if not self._fits(prompt):
@@ -176,7 +200,7 @@ class Agent:
             assistant = self._assistant_message(parsed, step)
             if not calls and "parse_error" not in assistant and not (assistant.get("content") or "").strip():
                 # An empty reply is no answer: say so rather than show the patient nothing.
-                assistant["content"] = self._out_of_steps(messages, outcomes, ran_out=False)
+                assistant["content"] = self.fallback(messages, outcomes, self.max_steps, False)
             messages.append(assistant)
             log.write("message", message=assistant)
             if "parse_error" in assistant:
@@ -185,7 +209,7 @@ class Agent:
                 self._append_tool_result(messages, log, "invalid_tool_call", None, output, outcomes)
                 continue
             if not calls:
-                replaced = self._check_dose(messages, log)
+                replaced = self._check_answer(messages, log)
                 log.write("stats", stats=stats.to_dict())
                 self._emit({"type": "final", "message": messages[-1], "stats": stats.to_dict()})
                 return AgentResult(messages[-1], _without(messages, head, shown), stats, replaced)
@@ -197,25 +221,26 @@ class Agent:
         final = self._final_answer(messages, outcomes, stats, _without(messages, head, shown))
         messages.append(final)
         log.write("message", message=final)
-        replaced = self._check_dose(messages, log)
+        replaced = self._check_answer(messages, log)
         log.write("stats", stats=stats.to_dict())
         self._emit({"type": "final", "message": messages[-1], "stats": stats.to_dict()})
         return AgentResult(messages[-1], _without(messages, head, shown), stats, replaced)
 
-    def _check_dose(self, messages: list[dict], log: Transcript) -> str | None:
-        """Replace the final answer (messages[-1]) if it states a dose the turn's tool results do not support.
+    def _check_answer(self, messages: list[dict], log: Transcript) -> str | None:
+        """Run the answer checks on the final answer (messages[-1]); a check that fails replaces it.
 
         Returns the model's replaced text, or None. The event and the transcript keep both texts."""
-        if not self.dose_check:
-            return None
-        answer = messages[-1].get("content") or ""
-        replacement = checked_answer(answer, messages)
-        if replacement is None:
-            return None
-        messages[-1] = {**messages[-1], "content": replacement}
-        log.write("dose_check", replaced=answer, message=messages[-1])
-        self._emit({"type": "dose_check", "replaced": answer, "content": replacement})
-        return answer
+        replaced = None
+        for check in self.checks:
+            answer = messages[-1].get("content") or ""
+            replacement = check.check(answer, current_turn(messages))
+            if replacement is None:
+                continue
+            messages[-1] = {**messages[-1], "content": replacement}
+            log.write(check.name, replaced=answer, message=messages[-1])
+            self._emit({"type": check.name, "replaced": answer, "content": replacement})
+            replaced = answer if replaced is None else replaced
+        return replaced
 
     def render(self, messages: list[dict]) -> str:
         """The agent-mode prompt: no generation prompt, the model writes its own blocks."""
@@ -233,8 +258,8 @@ class Agent:
             messages = [dict(m) for m in question_or_messages]
         else:
             raise ValueError("run() takes a question string or a non-empty list of messages")
-        if self.system_prompt and messages[0].get("role") != "system":
-            messages.insert(0, {"role": "system", "content": self.system_prompt})
+        if self.config.system_prompt and messages[0].get("role") != "system":
+            messages.insert(0, {"role": "system", "content": self.config.system_prompt})
         return messages
 
     def _fits(self, prompt: str) -> bool:
@@ -264,8 +289,8 @@ class Agent:
         shown: the conversation without the demonstration turns (where grounded names may come from)."""
         parser = self.tokenizer.get_response_parser(self.response_template, prefix=prompt, tools=self.toolbox.schemas)
         broken: list[str] = []
-        # An answer that may state a dose is shown only once the dose check has passed it (see run()).
-        hold = self.dose_check and bool(dose_results(current_turn(shown)))
+        # An answer a check may replace is shown only once it has passed (see run()).
+        hold = any(check.applies(current_turn(shown)) for check in self.checks)
 
         def on_text(piece: str) -> None:
             if broken:
@@ -277,15 +302,21 @@ class Agent:
                 return
             self._emit_parser_events(events, hold)
 
-        if not self.reuse_cache:  # every step from an empty KV cache (for comparisons)
+        if not self.config.reuse_cache:  # every step from an empty KV cache (for comparisons)
             self.generator.reset()
         # Agent mode ends at a block boundary, and the model's next block starts with "@".
         next_text = "@" if prompt.endswith("\n\n") else None
         extra = {}
-        if self.grounded_names and isinstance(self.generator, CachedGenerator):
-            extra["constraint"] = GroundedNames(self.tokenizer, conversation_texts(shown), self.known_name)
+        if self.constraint is not None and getattr(self.generator, "accepts_constraint", False):
+            extra["constraint"] = self.constraint(self.tokenizer, shown)
         result = self.generator.generate(
-            prompt, max_new_tokens=self.max_new_tokens, on_text=on_text, next_text=next_text, **self.sampling, **extra
+            prompt,
+            max_new_tokens=self.max_new_tokens,
+            on_text=on_text,
+            next_text=next_text,
+            temperature=self.config.temperature,
+            seed=self.config.seed,
+            **extra,
         )
         message: dict = {}
         if not broken:
@@ -368,35 +399,13 @@ class Agent:
             tokenize=False,
         )
         if not self._fits(prompt):
-            return {"role": "assistant", "content": self._out_of_steps(messages, outcomes)}
+            return {"role": "assistant", "content": self.fallback(messages, outcomes, self.max_steps, True)}
         result, parsed = self._generate(prompt, shown)
         stats.steps.append(self._step_stats(len(stats.steps) + 1, result, 0))
         content = (parsed.get("content") or "").strip()
         if "invalid" in parsed or parsed.get("tool_calls") or not content:  # no tool runs now: say what is missing
-            content = self._out_of_steps(messages, outcomes)
+            content = self.fallback(messages, outcomes, self.max_steps, True)
         return {"role": "assistant", "content": content}
-
-    def _out_of_steps(self, messages: list[dict], outcomes: list[tuple[str, bool]], ran_out: bool = True) -> str:
-        """A plain answer when there is none from the model (max_steps ran out, or it wrote nothing)."""
-        question = next((m["content"] for m in messages if m.get("role") == "user"), "")
-        turkish = isinstance(question, str) and bool(TURKISH_LETTERS & set(question))
-        tried = ", ".join(dict.fromkeys(name for name, _ in outcomes)) or ("hiçbiri" if turkish else "none")
-        errors = any(not ok for _, ok in outcomes)
-        if turkish:
-            within = f" {self.max_steps} adımda" if ran_out else ""
-            text = (
-                f"Üzgünüm,{within} kesin bir yanıta ulaşamadım. Kullanılan araçlar: {tried}."
-                + (" Bazı araç çağrıları hata verdi." if errors else "")
-                + " Lütfen sorunuzu ilaç adıyla daha açık sorun ya da bir eczacıya danışın."
-            )
-        else:
-            within = f" within {self.max_steps} steps" if ran_out else ""
-            text = (
-                f"Sorry, I could not reach a reliable answer{within}. Tools used: {tried}."
-                + (" Some tool calls failed." if errors else "")
-                + " Please ask again naming the drug, or consult a pharmacist."
-            )
-        return text
 
     # ---- events ----
     def _emit(self, event: Event) -> None:

@@ -1,9 +1,9 @@
 """Drug data for the pharmacy tools: loading, validation, name normalisation and matching.
 
-The data ships as JSON in ``agent/data`` (``conditions``, ``drugs``, ``products``, ``interactions``,
+The data ships as JSON in ``agent/pharmacy/data`` (``conditions``, ``drugs``, ``products``, ``interactions``,
 ``dosing``). Each file is validated against its ``*.schema.json`` and cross-checked (every reference must
 resolve, names must be unique) the first time it is used; a broken file raises :class:`DrugDataError`
-naming the file and the entry, e.g. ``agent/data/drugs.json: entry 'parol' (index 3): 'usage_tr' is a
+naming the file and the entry, e.g. ``agent/pharmacy/data/drugs.json: entry 'parol' (index 3): 'usage_tr' is a
 required property``.
 
 Names match regardless of case, Turkish dotted/dotless i, diacritics and small typos (rapidfuzz); a
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
@@ -23,6 +22,8 @@ from typing import Any, Literal
 
 import jsonschema
 from rapidfuzz import fuzz, process
+
+from .text import fold, looks_turkish, squash  # noqa: F401  (looks_turkish: part of this module's API)
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 DATA_FILES = ("conditions", "drugs", "products", "interactions", "dosing")
@@ -50,10 +51,6 @@ CANDIDATE_SCORE = 70
 SUGGEST_SCORE = 55
 MIN_FUZZY_LEN = 4  # shorter queries (and names) are never auto-corrected or partially matched
 
-_TURKISH_LETTERS = frozenset("çğıöşüÇĞİÖŞÜ")
-# Both Turkish i's fold to "i" before lower(): "İ".lower() is "i" + U+0307, and "I" lowers to "ı"
-# in Turkish but "i" in English, so neither str.lower() nor a Turkish-only mapping is right for both.
-_I_FOLD = str.maketrans({"İ": "i", "I": "i", "ı": "i"})
 # Words that qualify a product name rather than name it ("Parol 500 mg tablet", "Parol'ün"). A bare
 # number stays: "Calpol 6" must not silently become "Calpol" (another strength).
 _UNITS = frozenset("mg mcg g ml iu".split())
@@ -67,23 +64,6 @@ _AMOUNT = re.compile(r"\d+(?:[.,]\d+)?(?:mg|mcg|g|ml|iu)?")
 
 class DrugDataError(ValueError):
     """A data file is missing, malformed or inconsistent."""
-
-
-def fold(text: str) -> str:
-    """Return the matching key of a name: case-, Turkish-i- and diacritic-insensitive, no punctuation."""
-    text = unicodedata.normalize("NFKD", text.translate(_I_FOLD))
-    text = "".join(ch for ch in text if not unicodedata.combining(ch)).casefold()
-    return " ".join(re.sub(r"[\W_]+", " ", text).split())
-
-
-def squash(key: str) -> str:
-    """Drop spaces from a folded key, so "co-trimoxazole" and "cotrimoxazole" meet."""
-    return key.replace(" ", "")
-
-
-def looks_turkish(text: str) -> bool:
-    """Whether text contains letters only Turkish spelling uses."""
-    return any(ch in _TURKISH_LETTERS for ch in text)
 
 
 def _strip_noise(key: str) -> str:
@@ -128,7 +108,7 @@ class Resolution:
 
 def _show(path: Path) -> str:
     try:
-        return path.resolve().relative_to(DATA_DIR.parent.parent).as_posix()
+        return path.resolve().relative_to(DATA_DIR.parents[2]).as_posix()
     except ValueError:
         return str(path)
 
@@ -175,7 +155,7 @@ def _load_file(path: Path, name: str) -> list[Entry]:
 
 
 def load_db(data_dir: str | Path | None = None) -> DrugDB:
-    """The validated data in data_dir (default: the packaged ``agent/data``), read once per directory."""
+    """The validated data in data_dir (default: the packaged ``agent/pharmacy/data``), read once per directory."""
     return _cached_db(DATA_DIR if data_dir is None else Path(data_dir).resolve())
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
 
 import torch
 from transformers import DynamicCache, LogitsProcessorList, TemperatureLogitsWarper, TopPLogitsWarper
 
+from ..ppsf import ASSISTANT_MARKERS as OWN_MARKERS
+from ..ppsf import FOREIGN_MARKERS
 from .grounding import GroundedNames
-from .ppsf import ASSISTANT_MARKERS as OWN_MARKERS
-from .ppsf import FOREIGN_MARKERS
 
 TOOL_CALL = "@TOOL_CALL"
 _MAX_MARKER_LINE = 64  # longer lines are kept only as far as needed to recognise a block header
@@ -234,6 +235,48 @@ class GenerationResult:
         return (self.decoded_tokens - 1) / self.decode_seconds if self.decode_seconds > 0 else 0.0
 
 
+class Generator(Protocol):
+    """What the Agent generates with: CachedGenerator here, OpenAIGenerator on a server.
+
+    generate() continues prompt until EOS, max_new_tokens, the end of the turn's tool calls or a foreign
+    block, calling on_text with the text as it becomes final; accepts_constraint says whether it applies a
+    token constraint (keyword `constraint`), which only a generator that decodes here can do."""
+
+    accepts_constraint: ClassVar[bool]
+    context_length: int | None  # prompt + answer tokens the model attends to; None: unknown
+
+    def reset(self) -> None: ...
+
+    def generate(
+        self,
+        prompt: str,
+        max_new_tokens: int = 512,
+        temperature: float = 0.0,
+        top_p: float = 1.0,
+        seed: int | None = None,
+        on_text: Callable[[str], None] | None = None,
+        next_text: str | None = None,
+    ) -> GenerationResult: ...
+
+
+def encode_prompt(tokenizer: Any, prompt: str, next_text: str | None = None) -> list[int]:
+    """Token ids of prompt; with next_text, as prompt tokenizes when next_text follows it.
+
+    SmolLM2 encodes a trailing "\n\n" as one token but "\n\n@" as "\n", "\n", "@": a prompt cut at a
+    block boundary would show the model a token it never sees there, and the next step's prompt
+    (which holds the "@") could not reuse the cache up to that point.
+    """
+    ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    if not next_text:
+        return ids
+    joined = tokenizer(prompt + next_text, add_special_tokens=False)["input_ids"]
+    tail = tokenizer(next_text, add_special_tokens=False)["input_ids"]
+    head = joined[: len(joined) - len(tail)]
+    if tail and joined[len(head) :] == tail and tokenizer.decode(head) == prompt:
+        return head
+    return ids  # next_text merges with the prompt's end: no clean boundary, keep the plain encoding
+
+
 def common_prefix_len(a: list[int], b: list[int]) -> int:
     """Length of the longest common prefix of two id lists."""
     n = 0
@@ -288,6 +331,8 @@ class CachedGenerator:
     Sampling uses transformers' own logits warpers.
     """
 
+    accepts_constraint: ClassVar[bool] = True
+
     def __init__(self, model, tokenizer) -> None:
         self.model = model
         self.tokenizer = tokenizer
@@ -307,21 +352,8 @@ class CachedGenerator:
         return list(self._cached_ids)
 
     def encode(self, prompt: str, next_text: str | None = None) -> list[int]:
-        """Token ids of prompt; with next_text, as prompt tokenizes when next_text follows it.
-
-        SmolLM2 encodes a trailing "\n\n" as one token but "\n\n@" as "\n", "\n", "@": a prompt cut at a
-        block boundary would show the model a token it never sees there, and the next step's prompt
-        (which holds the "@") could not reuse the cache up to that point.
-        """
-        ids = self.tokenizer(prompt, add_special_tokens=False)["input_ids"]
-        if not next_text:
-            return ids
-        joined = self.tokenizer(prompt + next_text, add_special_tokens=False)["input_ids"]
-        tail = self.tokenizer(next_text, add_special_tokens=False)["input_ids"]
-        head = joined[: len(joined) - len(tail)]
-        if tail and joined[len(head) :] == tail and self.tokenizer.decode(head) == prompt:
-            return head
-        return ids  # next_text merges with the prompt's end: no clean boundary, keep the plain encoding
+        """Token ids of prompt as this generator prefills it (see encode_prompt)."""
+        return encode_prompt(self.tokenizer, prompt, next_text)
 
     def reset(self) -> None:
         """Drop the KV cache."""

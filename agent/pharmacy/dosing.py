@@ -1,4 +1,4 @@
-"""Weight-based single doses kept inside a label's limits (rules live in ``agent/data/dosing.json``).
+"""Weight-based single doses kept inside a label's limits (rules live in ``agent/pharmacy/data/dosing.json``).
 
 Every number is rounded down, so for any input the result obeys the rule:
 ``per_dose_mg <= max_mg_per_dose`` and

@@ -1,0 +1,30 @@
+"""Checks of the final answer, plugged into the Agent: domain rules the model's text must pass.
+
+A check may replace the answer (the pharmacy's dose check puts the dose tool's own figures in place of a
+dose it did not give). While a check applies to the turn, the answer's text is not streamed: it is shown
+only once it has passed.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class AnswerCheck(Protocol):
+    """A rule for the final answer of a turn."""
+
+    name: str  # the event type and transcript record a replacement writes, e.g. "dose_check"
+
+    def applies(self, turn: list[dict]) -> bool:
+        """Whether the check may replace this turn's answer (so its text is held back until checked)."""
+        ...
+
+    def check(self, answer: str, turn: list[dict]) -> str | None:
+        """The text to answer with instead, or None when the answer passes."""
+        ...
+
+
+def current_turn(messages: list[dict]) -> list[dict]:
+    """The messages after the last user message: the assistant's steps and tool results for it."""
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    return messages[last_user + 1 :]

@@ -1,0 +1,47 @@
+"""What the pharmacist agent says on its own: the system prompt, the worked example, the no-answer reply."""
+
+from __future__ import annotations
+
+import json
+
+from .text import looks_turkish
+
+SYSTEM_PROMPT = (
+    "Sen dikkatli bir eczacı asistanısın. İlaçlar hakkında önce araçlarla bilgi al, yalnızca araç "
+    "sonuçlarına dayanarak hastanın dilinde kısa ve doğru yanıt ver. You are a careful pharmacist: "
+    "look drugs up with the tools first, answer briefly in the patient's language, only from the results."
+)
+
+
+def demo_examples() -> list[dict]:
+    """One worked exchange (call, real tool result, grounded answer) for a model not tuned on PPSF."""
+    from .tools import search_drug
+
+    result = search_drug("Majezik")
+    return [
+        {"role": "user", "content": "Majezik ne için kullanılır?"},
+        {"role": "assistant", "tool_calls": [{"name": "search_drug", "arguments": {"drug": "Majezik"}}]},
+        {"role": "tool", "name": "search_drug", "content": json.dumps(result, ensure_ascii=False)},
+        {"role": "assistant", "content": f"Majezik ({result['active_ingredient']}): {result['usage']}."},
+    ]
+
+
+def no_answer(messages: list[dict], outcomes: list[tuple[str, bool]], max_steps: int, ran_out: bool) -> str:
+    """A plain answer in the patient's language when the model gives none: what was tried, what to do."""
+    question = next((m["content"] for m in messages if m.get("role") == "user"), "")
+    turkish = isinstance(question, str) and looks_turkish(question)
+    tried = ", ".join(dict.fromkeys(name for name, _ in outcomes)) or ("hiçbiri" if turkish else "none")
+    errors = any(not ok for _, ok in outcomes)
+    if turkish:
+        within = f" {max_steps} adımda" if ran_out else ""
+        return (
+            f"Üzgünüm,{within} kesin bir yanıta ulaşamadım. Kullanılan araçlar: {tried}."
+            + (" Bazı araç çağrıları hata verdi." if errors else "")
+            + " Lütfen sorunuzu ilaç adıyla daha açık sorun ya da bir eczacıya danışın."
+        )
+    within = f" within {max_steps} steps" if ran_out else ""
+    return (
+        f"Sorry, I could not reach a reliable answer{within}. Tools used: {tried}."
+        + (" Some tool calls failed." if errors else "")
+        + " Please ask again naming the drug, or consult a pharmacist."
+    )
