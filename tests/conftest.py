@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 import torch
+
+# training/ holds scripts, not a package: its modules are imported by name, as they import each other.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "training"))
 
 # --- Models for the agent runner (agent/models.py, agent/generation.py) --------------------------------------
 
@@ -57,3 +61,74 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory, smollm_tokenizer) -
     model.save_pretrained(path)
     smollm_tokenizer.save_pretrained(path)
     return path
+
+
+# --- Training data and a tiny trained adapter (tests/test_generate_data.py ... test_card.py) ---------------------
+
+
+@pytest.fixture(scope="session")
+def names():
+    import generate_data as gd
+
+    return gd.build_names()
+
+
+@pytest.fixture(scope="session")
+def conversations(names):
+    import generate_data as gd
+
+    return gd.train_conversations(60, seed=3, names=names)
+
+
+@pytest.fixture(scope="session")
+def extended_conversations(names):
+    import generate_data as gd
+
+    return gd.train_conversations(60, seed=3, names=names, extended=True)
+
+
+@pytest.fixture(scope="session")
+def cases(names):
+    import generate_data as gd
+
+    return gd.eval_cases(seed=3, names=names)
+
+
+@pytest.fixture(scope="session")
+def repo_tokenizer():
+    from agent import ppsf
+
+    return ppsf.load_tokenizer()
+
+
+@pytest.fixture(scope="session")
+def tiny_adapter(tmp_path_factory, tiny_model_dir, names):
+    import generate_data as gd
+    import train_lora
+
+    tmp = tmp_path_factory.mktemp("lora")
+    data = tmp / "train.jsonl"
+    gd.write_jsonl(data, gd.train_conversations(3, seed=5, names=names))
+    out = tmp / "adapter"
+    argv = [
+        "--data",
+        str(data),
+        "--model",
+        str(tiny_model_dir),
+        "--device",
+        "cpu",
+        "--max-steps",
+        "2",
+        "--grad-accum",
+        "1",
+        "--out",
+        str(out),
+        "--work-dir",
+        str(tmp / "run"),
+        "--logging-steps",
+        "1",
+        "--max-length",
+        "1400",  # the tools block alone is ~930 tokens; enough for the first exchange, and quick
+    ]
+    assert train_lora.main(argv) == 0
+    return out, data

@@ -242,10 +242,7 @@ def test_status_claims_need_a_tool_result_that_makes_them():
 def test_status_claim_patterns_match_the_training_answers_status_sentences():
     """The patterns are looser than the sentences (the model varies them) but must catch the sentences the
     training data teaches, in both languages: a drift guard against generate_data.search_answer."""
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "training"))
-    import generate_data as gd
+    import generate_data as gd  # training/ is on sys.path (tests/conftest.py)
 
     (coumadin,) = ev.call_results([call("search_drug", drug="Coumadin")])  # Rx and high-risk
     for lang in ("tr", "en"):
@@ -360,7 +357,7 @@ def test_model_answer_is_scored_before_the_dose_check():
 RESULTS = Path(__file__).resolve().parent.parent / "eval" / "results"
 
 
-# The README's results table, column by column (the default adapter is "adapter"; the card shows base and adapter)
+# docs/training.md's results table, column by column (the default adapter is "adapter"; the card shows base and adapter)
 README_COLUMNS = [
     "base",
     "stage1",
@@ -380,7 +377,7 @@ README_COLUMNS = [
 ]
 
 
-# Runs the README reports in its text only (not a table column)
+# Runs docs/training.md reports in its text only (not a table column)
 README_TEXT_RUNS = ["gpu_second_epoch", "round6_cpu", "wise_ft_05"]
 
 
@@ -395,20 +392,17 @@ def test_committed_summary_rescores_from_the_committed_predictions(name):
 
 
 def test_readme_and_adapter_card_show_the_committed_scores():
-    import sys
-
-    sys.path.insert(0, str(RESULTS.parent.parent / "training"))
-    import train_lora
+    import card as card_writer  # training/card.py (training/ is on sys.path: tests/conftest.py)
 
     base, tuned = (json.loads((RESULTS / f"{n}_summary.json").read_text(encoding="utf-8")) for n in ("base", "adapter"))
-    readme = (RESULTS.parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (RESULTS.parent.parent / "docs" / "training.md").read_text(encoding="utf-8")
     card = (RESULTS.parent.parent / "adapter" / "README.md").read_text(encoding="utf-8")
-    for key, label in train_lora.CARD_METRICS:
-        row = f"| {label} | {train_lora._fmt(base[key])} | {train_lora._fmt(tuned[key])} |"
+    for key, label in card_writer.CARD_METRICS:
+        row = f"| {label} | {card_writer._fmt(base[key])} | {card_writer._fmt(tuned[key])} |"
         assert row in card, row
     summaries = [json.loads((RESULTS / f"{n}_summary.json").read_text(encoding="utf-8")) for n in README_COLUMNS]
-    for key, label in train_lora.CARD_METRICS:
-        row = f"| {label} | {' | '.join(train_lora._fmt(s[key]) for s in summaries)} |"
+    for key, label in card_writer.CARD_METRICS:
+        row = f"| {label} | {' | '.join(card_writer._fmt(s[key]) for s in summaries)} |"
         assert any(line.startswith(row) for line in readme.splitlines()), row
 
 

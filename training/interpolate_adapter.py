@@ -6,7 +6,7 @@ writes ``(1 - weight) * START + weight * END`` on every LoRA tensor (Wortsman et
 zero-shot models", 2022: the weights between a model and its fine-tune keep much of what the fine-tune
 forgot and much of what it gained). END must have been trained with ``--init-adapter START``
 (its training_info.json says so); the result's training_info.json is END's plus an ``interpolation``
-record, so the card (``train_lora.write_card``) gives every stage and this command.
+record, so the card (``card.write_card``) gives every stage and this command.
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     except InterpolationError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    from train_lora import write_card  # a sibling: this runs as a script
+    from card import write_card  # a sibling: this runs as a script
 
     print(write_card(args.out, info))
     return 0

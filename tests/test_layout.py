@@ -1,0 +1,86 @@
+"""The package's layers and its installability: the engine knows no pharmacy, and a wheel runs on its own."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from agent.ppsf import REPO_ROOT
+
+PACKAGE = REPO_ROOT / "agent"
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Absolute names of every module a file imports (relative imports resolved against its package)."""
+    package = ".".join(path.relative_to(REPO_ROOT).with_suffix("").parts[:-1])
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+            module = ".".join([*base, node.module] if node.module else base)
+            names.add(module)
+            names |= {f"{module}.{alias.name}" for alias in node.names}
+    return names
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "engine").glob("*.py")), ids=lambda p: p.name)
+def test_the_engine_imports_nothing_from_the_pharmacy(path):
+    pharmacy = {m for m in imported_modules(path) if m.startswith(("agent.pharmacy", "agent.eval", "agent.cli"))}
+    assert not pharmacy, f"{path.name} imports {sorted(pharmacy)}"
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_module_edits_sys_path_or_the_environment_on_import(path):
+    text = path.read_text(encoding="utf-8")
+    assert "sys.path.insert" not in text and 'environ.setdefault("HF_HUB_OFFLINE"' not in text
+
+
+@pytest.mark.slow
+def test_a_built_wheel_runs_the_agent_outside_the_checkout(tmp_path):
+    """`pip install .` (not editable): templates, data and the adapter come from the package, not the checkout."""
+    wheels = tmp_path / "wheels"
+    build = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(wheels)]
+    subprocess.run([*build, str(REPO_ROOT)], check=True, timeout=600)
+    (wheel,) = wheels.glob("ppsf-*.whl")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    site = Path(
+        subprocess.check_output(
+            [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True
+        ).strip()
+    )
+    # The dependencies (torch, transformers...) from this test's environment, by path only: its .pth files,
+    # among them the editable install of the checkout, are not processed.
+    (site / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", str(wheel)],
+        check=True,
+        timeout=300,
+    )
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    where = subprocess.check_output(
+        [python, "-c", "import agent; print(agent.__file__)"], cwd=tmp_path, env=env, text=True
+    )
+    assert where.startswith(str(site)), where  # the installed copy, not the checkout
+    adapter = "from agent.engine.models import default_adapter_dir as d; print(d() / 'adapter_config.json')"
+    adapter_config = subprocess.check_output([python, "-c", adapter], cwd=tmp_path, env=env, text=True).strip()
+    assert adapter_config.startswith(str(site)) and Path(adapter_config).is_file()  # the tuned default ships too
+    question = ["-m", "agent", "Parol ne işe yarar?", "--max-new-tokens", "64", "--transcript", str(tmp_path / "t")]
+    done = subprocess.run([python, *question], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "search_drug" in done.stderr and "Parasetamol" in done.stdout + done.stderr
+    assert "warning: not applying the PPSF adapter" not in done.stderr
+    check = (
+        "from transformers import AutoTokenizer; print(AutoTokenizer.from_pretrained(%r).response_template['version'])"
+    )
+    out = subprocess.check_output([python, "-c", check % str(REPO_ROOT)], cwd=tmp_path, env=env, text=True)
+    assert out.strip() == "1"
