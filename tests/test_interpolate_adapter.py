@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import card
 import torch
 
 
@@ -42,10 +43,10 @@ def test_interpolation_mixes_every_lora_tensor_and_the_card_gives_the_command(tm
             assert mixed[k].dtype == a.dtype and torch.equal(mixed[k], expected), k
     info = json.loads((out / "training_info.json").read_text(encoding="utf-8"))
     assert info["interpolation"] == {"weight": 1.0} and info["steps"] == 4  # END's record, plus the weight
-    card = (tmp_path / "mix0.25" / "README.md").read_text(encoding="utf-8")
-    assert "--lr 0.0003 --max-steps 4" in card and "--out runs/stage2/\n" in card  # stage 2 is not the adapter
-    assert "interpolate_adapter.py runs/stage1/ runs/stage2/ --weight 0.25 --out adapter/" in card
-    assert "0.75 x the stage-1\nadapter + 0.25 x stage 2" in card
+    text = (tmp_path / "mix0.25" / "README.md").read_text(encoding="utf-8")
+    assert "--lr 0.0003 --max-steps 4" in text and "--out runs/stage2/\n" in text  # stage 2 is not the adapter
+    assert "interpolate_adapter.py runs/stage1/ runs/stage2/ --weight 0.25 --out adapter/" in text
+    assert "0.75 x the stage-1\nadapter + 0.25 x stage 2" in text
     # a later stage continues the interpolated adapter, which its card then reproduces under runs/
     third = {"steps": 3, "schedule_steps": 3, "lr": 0.0002, "init_adapter": {"path": "a", "training_info": info}}
     text = card.write_card(tmp_path, third).read_text(encoding="utf-8")
