@@ -53,6 +53,17 @@ def undecodable(text: str) -> str | None:
     return None
 
 
+def add_run_options(p: argparse.ArgumentParser, *, max_steps: int, max_new_tokens: int) -> None:
+    """--device, --dtype, --max-steps and --max-new-tokens, declared once for the CLI and agent.eval (whose
+    defaults differ on purpose: its committed results ran with 4 steps of 128 tokens)."""
+    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"])
+    p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"])
+    p.add_argument(
+        "--max-steps", type=positive_int, default=max_steps, help="generation steps before a final answer is forced"
+    )
+    p.add_argument("--max-new-tokens", type=positive_int, default=max_new_tokens, help="tokens per generation step")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m agent",
@@ -72,10 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(vLLM, TGI, `transformers serve`, ...), prompted and parsed with this repo's tokenizer",
     )
     p.add_argument("--base-url", help=f"openai backend: the server's API root (default: {DEFAULT_BASE_URL})")
-    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"])
-    p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"])
-    p.add_argument("--max-steps", type=positive_int, default=5, help="generation steps before a final answer is forced")
-    p.add_argument("--max-new-tokens", type=positive_int, default=256, help="tokens per generation step")
+    add_run_options(p, max_steps=5, max_new_tokens=256)
     p.add_argument(
         "--timeout",
         type=positive_seconds,

@@ -86,24 +86,16 @@ def machine_line() -> str:
     )
 
 
-def same_value(got: Any, want: Any) -> bool:
-    if isinstance(want, str):
-        return isinstance(got, str) and got.strip().casefold() == want.casefold()
-    if isinstance(want, bool) or want is None:
-        return got is want or got == want
-    if isinstance(want, (int, float)):
-        return isinstance(got, (int, float)) and not isinstance(got, bool) and float(got) == float(want)
-    if isinstance(want, list):
-        return isinstance(got, list) and len(got) == len(want) and all(map(same_value, got, want))
-    return got == want
-
-
 def call_matches(name: str | None, arguments: Any, want_name: str, want_args: dict) -> bool:
-    """Right tool, every expected argument right (extra ones only if they hold falsy defaults)."""
-    if name != want_name or not isinstance(arguments, dict):
+    """The evaluation's definition of a correct call (agent.eval.scoring.call_matches), on one first call."""
+    from agent.eval.scoring import call_matches as scored_match
+
+    if not isinstance(arguments, dict):
         return False
-    extra_ok = all(not v for k, v in arguments.items() if k not in want_args)
-    return extra_ok and all(k in arguments and same_value(arguments[k], v) for k, v in want_args.items())
+    from agent.eval.scoring import tool_defaults
+
+    expected, actual = {"name": want_name, "arguments": want_args}, {"name": name, "arguments": arguments}
+    return scored_match(expected, actual, tool_defaults())
 
 
 def tokens_after_cut(tokenizer, token_ids: list[int], text_len: int) -> int:

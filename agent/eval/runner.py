@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..cli import add_run_options
 from .scoring import prediction_from_messages, score
 
 
@@ -72,11 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
         default="auto",
         help="PEFT adapter folder, or 'none' for the plain model (default: the repo's adapter/ when present)",
     )
-    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"])
-    p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"])
+    add_run_options(p, max_steps=4, max_new_tokens=128)
     p.add_argument("--limit", type=int, help="only the first N cases")
-    p.add_argument("--max-steps", type=int, default=4)
-    p.add_argument("--max-new-tokens", type=int, default=128)
     p.add_argument(
         "--examples",
         choices=["auto", "yes", "no"],
