@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import jsonschema
 from rapidfuzz import fuzz, process
@@ -27,7 +27,8 @@ from .text import fold, looks_turkish, squash  # noqa: F401  (looks_turkish: par
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 DATA_FILES = ("conditions", "drugs", "products", "interactions", "dosing")
-SECTIONS = (
+# A Literal (not str) so get_json_schema gives the tools an enum; SECTIONS is the same list as a tuple.
+Section = Literal[
     "indications",
     "dosage",
     "contraindications",
@@ -37,7 +38,8 @@ SECTIONS = (
     "pregnancy",
     "pediatric",
     "overdose",
-)
+]
+SECTIONS: tuple[str, ...] = get_args(Section)
 LIQUID_FORMS = frozenset({"syrup", "suspension", "oral_solution", "drops"})
 
 Lang = Literal["tr", "en"]

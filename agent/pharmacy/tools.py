@@ -31,26 +31,14 @@ import numbers
 import re
 import unicodedata
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 from .dosing import Dose, compute_dose, dose_in_ml
-from .drugdb import LIQUID_FORMS, SECTIONS, DrugDataError, DrugDB, Lang, Target, load_db
+from .drugdb import LIQUID_FORMS, SECTIONS, DrugDataError, DrugDB, Lang, Section, Target, load_db
 from .text import decimal, fold, looks_turkish
 
 logger = logging.getLogger(__name__)
 
-# Literal (not str) so get_json_schema emits an enum; kept equal to drugdb.SECTIONS by the tests.
-Section = Literal[
-    "indications",
-    "dosage",
-    "contraindications",
-    "warnings",
-    "side_effects",
-    "interactions",
-    "pregnancy",
-    "pediatric",
-    "overdose",
-]
 
 NAME_MAX = 200
 MAX_DRUGS = 10
