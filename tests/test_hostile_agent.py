@@ -254,6 +254,7 @@ pieces = st.one_of(
     st.just(call("lookup", drug="Parol")),
     st.just(call("dose", drug="Parol", weight_kg=20)),
     st.integers(1, 400).map(lambda n: "[" * n),
+    st.integers(1_000, 60_000).map(lambda n: "@PHARMACIST\n" + "a" * n),  # huge
 )
 model_output = st.lists(pieces, max_size=25).map("".join)
 

@@ -180,8 +180,9 @@ class Agent:
         head = 1 if messages[0].get("role") == "system" else 0
         shown = len(self.examples)
         messages[head:head] = [dict(m) for m in self.examples]
-        if not self._fits(self.render(messages)):
-            raise InputTooLong(self._too_long(self.render(messages)))
+        prompt = self.render(messages)
+        if not self._fits(prompt):
+            raise InputTooLong(self._too_long(prompt))
         log = Transcript(self.config.transcript, uuid.uuid4().hex[:12])
         if self.examples:
             log.write("examples", messages=self.examples)
@@ -191,9 +192,10 @@ class Agent:
         stats = RunStats()
         outcomes: list[Outcome] = []
         for step in range(1, self.max_steps + 1):
-            prompt = self.render(messages)
-            if not self._fits(prompt):
-                break  # the tool results filled the context: answer from what is known
+            if step > 1:
+                prompt = self.render(messages)
+                if not self._fits(prompt):
+                    break  # the tool results filled the context: answer from what is known
             result, parsed = self._generate(prompt, _without(messages, head, shown))
             calls = parsed.get("tool_calls") or []
             stats.steps.append(self._step_stats(step, result, len(calls)))
