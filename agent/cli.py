@@ -12,7 +12,7 @@ from .engine.agent import AgentConfig, AgentResult, InputTooLong
 from .engine.transcript import new_transcript_path
 from .pharmacy import SYSTEM_PROMPT, demo_examples, pharmacist_agent
 
-DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"  # as agent.openai_backend: not imported here, openai is optional
+DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"  # as agent.engine.openai_backend: not imported here, openai is optional
 
 
 def default_transcript() -> Path:

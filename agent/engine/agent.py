@@ -114,7 +114,7 @@ class AgentResult:
     message: dict  # the final assistant message
     messages: list[dict]  # the whole transcript, OpenAI-style
     stats: RunStats
-    replaced_answer: str | None = None  # the model's answer, when the dose check replaced it (see agent.safety)
+    replaced_answer: str | None = None  # the model's answer, when an answer check replaced it (engine.checks)
 
 
 def _without(messages: list[dict], start: int, count: int) -> list[dict]:
