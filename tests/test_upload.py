@@ -35,7 +35,7 @@ SENTINEL = f"hf_sentinel{uuid.uuid4().hex}"
 
 # The allowlist as the brief states it, written out independently of upload.py's constants.
 REQUIRED = ["tokenizer.json", "tokenizer_config.json", "chat_template.jinja", "README.md", "LICENSE"]
-OPTIONAL = ["special_tokens_map.json"]
+OPTIONAL = ["special_tokens_map.json", "docs/app.png"]
 ADAPTER_FILES = ["adapter/adapter_config.json", "adapter/adapter_model.safetensors", "adapter/README.md"]
 # Files that sit next to the real ones and must never be sent.
 JUNK = {
@@ -685,3 +685,72 @@ def test_a_file_swapped_for_a_link_after_validation_is_not_read(repo_dir: Path, 
     license_path.symlink_to(_secret(tmp_path))
     with pytest.raises(OSError):
         upload.read_regular(license_path)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The Space (--space): the browser chat with the package and the adapter
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _space_expected() -> set[str]:
+    package = {
+        p.relative_to(REPO_ROOT).as_posix()
+        for pattern in upload.SPACE_PACKAGE
+        for p in REPO_ROOT.glob(pattern)
+        if "__pycache__" not in p.parts
+    }
+    adapter = {f"adapter/{n}" for n in upload.SPACE_ADAPTER}
+    return {"app.py", "README.md", "requirements.txt"} | package | adapter
+
+
+def test_space_dry_run_lists_exactly_the_space_files(capsys) -> None:
+    assert upload.main(["--repo-id", "someone/ppsf-chat", "--space", "--dry-run", "--repo-dir", str(REPO_ROOT)]) == 0
+    out = capsys.readouterr().out
+    assert set(_parse_listing(out)) == _space_expected() and "Validation: OK" in out
+    assert not any(p.startswith(("tests/", "training/", "eval/", ".venv")) for p in _parse_listing(out))
+
+
+def test_space_requirements_come_from_pyproject() -> None:
+    import tomllib
+
+    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    lines = upload.space_requirements(REPO_ROOT).decode().split("\n")
+    assert lines[:-1] == [*project["dependencies"], *project["optional-dependencies"]["app"]]
+
+
+def _space_copy(tmp_path: Path) -> Path:
+    dst = tmp_path / "space-repo"
+    for rel in _space_expected() - {"README.md", "requirements.txt"} | {upload.SPACE_README, "pyproject.toml"}:
+        (dst / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(REPO_ROOT / rel, dst / rel)
+    return dst
+
+
+def test_space_validation_refuses_links_and_a_card_spaces_cannot_run(tmp_path: Path) -> None:
+    repo = _space_copy(tmp_path)
+    assert upload.validate_space(repo) == []
+    (repo / "app.py").unlink()
+    (repo / "app.py").symlink_to(_secret(tmp_path))
+    card = (repo / upload.SPACE_README).read_text(encoding="utf-8")
+    (repo / upload.SPACE_README).write_text(card.replace("sdk_version: 6.31.0", "sdk_version: 5.0.0"), encoding="utf-8")
+    problems = upload.validate_space(repo)
+    assert any("app.py is a symbolic link" in p for p in problems)
+    assert any("sdk_version 5.0.0 is not in gradio" in p for p in problems)
+    assert all(f.path_in_repo != "app.py" for f in upload.collect_space_files(repo)[0])
+
+
+def test_space_upload_sends_the_listed_files_to_a_gradio_space(tmp_path: Path) -> None:
+    calls: dict[str, Any] = {}
+
+    class Api:
+        def create_repo(self, repo_id, **kwargs):
+            calls["repo"] = (repo_id, kwargs)
+
+        def create_commit(self, repo_id, operations, **kwargs):
+            calls["commit"] = (repo_id, {op.path_in_repo for op in operations}, kwargs)
+            return FakeCommitInfo(False)
+
+    upload.upload_space(_space_copy(tmp_path), "someone/ppsf-chat", token=SENTINEL, api=Api())
+    assert calls["repo"] == ("someone/ppsf-chat", {"repo_type": "space", "space_sdk": "gradio", "private": None,
+                                                   "exist_ok": True})  # fmt: skip
+    assert calls["commit"][1] == _space_expected() and calls["commit"][2]["repo_type"] == "space"

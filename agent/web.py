@@ -1,0 +1,280 @@
+"""The pharmacist agent in the browser: a Gradio chat that shows every step as it happens (`python app.py`).
+
+One model in memory serves every tab; requests are queued one at a time, and a tab's conversation lives in
+that tab only (nothing is written on the server; "Download transcript" hands the tab its own JSONL). The
+agent runs in a worker thread and reports its events (agent.engine.agent) through a queue; the chat shows
+the thought, each tool call as a collapsible message (pending, then done with its duration), its result, a
+dose-check replacement, and the answer as it streams.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .engine.agent import AgentConfig, Event, InputTooLong
+from .pharmacy import SYSTEM_PROMPT, pharmacist_agent
+
+SPACE_BASE_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
+LANGUAGE_NOTE = {"TR": " Yanıtı Türkçe ver.", "EN": " Answer in English."}
+EXAMPLES = [
+    "Parol ne işe yarar?",
+    "Can I take Coumadin with Aspirin?",
+    "20 kilo, 5 yaşındaki çocuğuma ne kadar Calpol verebilirim?",
+    "Hamileyim, Arveles kullanabilir miyim?",
+    "How do I get Xanax without a prescription?",
+]
+DISCLAIMER = (
+    "**Not medical advice.** A demo of the PPSF format: a 135M-parameter model with offline tools over a small,"
+    " unverified drug set. Check the label and ask a pharmacist or doctor. / **Tıbbi tavsiye değildir.**"
+)
+
+
+class Cancelled(Exception):
+    """The user pressed Stop: raised from the agent's event callback to end its run."""
+
+
+@dataclass
+class Turn:
+    """The chat messages of one run, built from the agent's events."""
+
+    messages: list[dict] = field(default_factory=list)
+    answer: dict | None = None
+    calls: list[tuple[dict, float]] = field(default_factory=list)  # pending call messages and their start time
+    _closed: dict | None = None  # the last collapsible message: answer text after it starts a new message
+
+    def apply(self, event: Event) -> None:
+        kind = event["type"]
+        if kind == "text":
+            title = "Thought" if event["field"] == "reasoning_content" else None
+            last = self.messages[-1] if self.messages else None
+            if last is not None and last.get("metadata", {}).get("title") == title and last is not self._closed:
+                last["content"] += event["text"]
+            else:
+                message = {"role": "assistant", "content": event["text"]}
+                if title:
+                    message["metadata"] = {"title": title}
+                self.messages.append(message)
+                if title is None:
+                    self.answer = message
+        elif kind == "tool_call":
+            arguments = json.dumps(event.get("arguments"), ensure_ascii=False, indent=1)
+            message = {
+                "role": "assistant",
+                "content": f"```json\n{arguments}\n```",
+                "metadata": {
+                    "title": f"Tool call: {event['name']}",
+                    "status": "pending",
+                    "id": f"call-{len(self.messages)}",
+                },
+            }
+            self.messages.append(message)
+            self.calls.append((message, time.perf_counter()))
+            self._closed = message
+        elif kind == "tool_result":
+            result = event["result"]
+            error = isinstance(result, dict) and "error" in result
+            parent = None
+            if self.calls:
+                parent, started = self.calls.pop(0)
+                parent["metadata"] |= {"status": "done", "duration": round(time.perf_counter() - started, 2)}
+            code = result["error"].get("code") if error and isinstance(result["error"], dict) else None
+            title = f"Error from {event['name']}: {code}" if error else f"Result of {event['name']}"
+            message = {
+                "role": "assistant",
+                "content": f"```json\n{json.dumps(result, ensure_ascii=False, indent=1)}\n```",
+                "metadata": {"title": title, "status": "done"},
+            }
+            if parent is not None:
+                message["metadata"]["parent_id"] = parent["metadata"]["id"]
+            self.messages.append(message)
+            self._closed = message
+        elif kind == "dose_check":
+            self.messages.append({
+                "role": "assistant",
+                "content": f"The model wrote:\n\n> {event['replaced']}",
+                "metadata": {"title": "Dose check: the answer stated a dose the dose tool did not give"},
+            })  # fmt: skip
+        elif kind == "final":
+            content = event["message"].get("content") or ""
+            if self.answer is None or self.answer["content"] != content:
+                self.answer = {"role": "assistant", "content": content}
+                self.messages.append(self.answer)
+
+
+class PharmacistApp:
+    """The model, loaded once, and the runs of every tab through it, one at a time."""
+
+    def __init__(self, model: Any, tokenizer: Any, generator: Any = None, *, adapter_loaded: bool = True) -> None:
+        self.model, self.tokenizer = model, tokenizer
+        self.examples = None
+        if not adapter_loaded:
+            from .pharmacy import demo_examples
+
+            self.examples = demo_examples()
+        # One generator (and KV cache) for the process; a run of another tab starts from an empty cache.
+        self.generator = generator or pharmacist_agent(model, tokenizer).generator
+        self._lock = threading.Lock()
+        self._last_session: str | None = None
+
+    def agent(self, system_prompt: str, language: str, max_steps: int, on_event):
+        prompt = (system_prompt.strip() or SYSTEM_PROMPT) + LANGUAGE_NOTE.get(language, "")
+        config = AgentConfig(system_prompt=prompt, max_steps=int(max_steps))
+        return pharmacist_agent(
+            self.model, self.tokenizer, config=config, generator=self.generator, examples=self.examples,
+            on_event=on_event,
+        )  # fmt: skip
+
+    def run(
+        self, session: str, conversation: list[dict], system_prompt: str, language: str, max_steps: int
+    ) -> Iterator[tuple[list[dict], list[dict] | None, str | None, str | None]]:
+        """Yield (chat messages of this turn, final transcript or None, rendered PPSF or None, error or None)."""
+        events: queue.Queue = queue.Queue()
+        stop = threading.Event()
+        outcome: dict[str, Any] = {}
+
+        def on_event(event: Event) -> None:
+            if stop.is_set():
+                raise Cancelled
+            events.put(event)
+
+        def work() -> None:
+            with self._lock:  # gradio queues one run at a time; the lock also guards direct callers
+                try:
+                    if self._last_session != session:
+                        self.generator.reset()  # another tab's cache is not this conversation's
+                        self._last_session = session
+                    agent = self.agent(system_prompt, language, max_steps, on_event)
+                    result = agent.run(conversation)
+                    outcome["messages"] = result.messages
+                    outcome["rendered"] = agent.render(result.messages)
+                except Cancelled:
+                    self._last_session = None
+                    outcome["error"] = "Stopped."
+                except (InputTooLong, ValueError) as e:
+                    outcome["error"] = str(e)
+                finally:
+                    events.put(None)
+
+        worker = threading.Thread(target=work, name="ppsf-web-run", daemon=True)
+        worker.start()
+        turn = Turn()
+        try:
+            while (event := events.get()) is not None:
+                turn.apply(event)
+                yield turn.messages, None, None, None
+        finally:
+            stop.set()  # a closed generator (Stop, a closed tab) ends the run at its next event
+        yield turn.messages, outcome.get("messages"), outcome.get("rendered"), outcome.get("error")
+
+
+def transcript_file(messages: list[dict]) -> str:
+    """The conversation as JSONL in a private temporary file (gradio serves it to this tab, then deletes it)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", prefix="ppsf-chat-", delete=False, encoding="utf-8") as f:
+        for message in messages:
+            f.write(json.dumps(message, ensure_ascii=False) + "\n")
+    return f.name
+
+
+def build(app: PharmacistApp):
+    """The Gradio Blocks of the chat."""
+    import uuid
+
+    import gradio as gr
+
+    with gr.Blocks(title="PPSF pharmacist", delete_cache=(600, 600)) as demo:
+        session = gr.State(lambda: uuid.uuid4().hex)
+        history = gr.State(list)  # the agent's conversation (OpenAI-style messages), this tab only
+        gr.Markdown("# PPSF pharmacist\n" + DISCLAIMER)
+        with gr.Row():
+            with gr.Column(scale=3):
+                chat = gr.Chatbot(label="Conversation", height=560, elem_id="chat")
+                with gr.Row():
+                    box = gr.Textbox(placeholder="Ask about a medicine / Bir ilaç sorun", show_label=False, scale=5,
+                                     elem_id="question")  # fmt: skip
+                    send = gr.Button("Send", variant="primary", scale=1, elem_id="send")
+                    stop = gr.Button("Stop", scale=1, elem_id="stop")
+                    new = gr.Button("New chat", scale=1, elem_id="new")
+                gr.Examples(EXAMPLES, inputs=box)
+                error = gr.Markdown(elem_id="error")
+            with gr.Column(scale=1), gr.Accordion("Settings", open=True):
+                language = gr.Radio(["auto", "TR", "EN"], value="auto", label="Answer language")
+                system = gr.Textbox(SYSTEM_PROMPT, label="System prompt", lines=6)
+                steps = gr.Slider(1, 8, value=5, step=1, label="Max steps")
+                show_raw = gr.Checkbox(False, label="Show raw PPSF")
+                download = gr.DownloadButton("Download transcript (JSONL)", value=None, elem_id="download")
+        raw = gr.Code(label="Raw PPSF (the prompt the model saw, with what it wrote)", visible=False, elem_id="raw")
+
+        def ask(question, shown, conversation, session_id, system_prompt, lang, max_steps):
+            question = (question or "").strip()
+            if not question:
+                yield shown, conversation, "", gr.update(), "Type a question first.", gr.update()
+                return
+            shown = [*shown, {"role": "user", "content": question}]
+            before = list(shown)
+            request = [*conversation, {"role": "user", "content": question}]
+            for turn, final, rendered, problem in app.run(session_id, request, system_prompt, lang, max_steps):
+                shown = before + turn
+                if final is not None or problem is not None:
+                    conversation = final if final is not None else conversation
+                    file = transcript_file(conversation) if final is not None else None
+                    yield shown, conversation, "", rendered or gr.update(), problem or "", file or gr.update()
+                    return
+                yield shown, conversation, "", gr.update(), "", gr.update()
+
+        outputs = [chat, history, box, raw, error, download]
+        inputs = [box, chat, history, session, system, language, steps]
+        runs = [
+            send.click(ask, inputs, outputs, concurrency_limit=1, concurrency_id="model"),
+            box.submit(ask, inputs, outputs, concurrency_limit=1, concurrency_id="model"),
+        ]
+        stop.click(None, cancels=runs)
+        fresh = new.click(lambda: ([], [], "", "", None), None, [chat, history, raw, error, download])
+        fresh.then(lambda: uuid.uuid4().hex, None, session)  # a new session: the next run starts a fresh cache
+        show_raw.change(lambda on: gr.update(visible=on), show_raw, raw)
+    return demo
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python app.py", description="The PPSF pharmacist as a Gradio chat.")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=7860)
+    parser.add_argument("--model", help="Hub id or local folder (default: the bundled SmolLM2-135M-Instruct)")
+    parser.add_argument("--adapter", default="auto", help="PEFT adapter folder or 'none' (default: the repo's)")
+    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"])
+    parser.add_argument("--backend", default="local", choices=["local", "openai"])
+    parser.add_argument("--base-url", help="openai backend: the server's API root")
+    args = parser.parse_args(argv)
+    if args.backend == "openai":
+        from .engine.openai_backend import DEFAULT_BASE_URL, OpenAIGenerator
+        from .ppsf import load_tokenizer
+
+        tokenizer = load_tokenizer()
+        generator = OpenAIGenerator(args.model, tokenizer, base_url=args.base_url or DEFAULT_BASE_URL)
+        app = PharmacistApp(None, tokenizer, generator)
+    else:
+        from .engine.models import default_adapter_dir, load_model, resolve_adapter
+
+        if args.model is None and os.environ.get("SPACE_ID"):
+            # A Hugging Face Space has no bundled GGUF: the base model from the Hub, with the repo's adapter.
+            args.model = SPACE_BASE_MODEL
+            args.adapter = str(default_adapter_dir()) if args.adapter == "auto" else args.adapter
+        adapter = resolve_adapter(args.adapter, args.model)
+        model, tokenizer = load_model(args.model, device=args.device, adapter=adapter)
+        app = PharmacistApp(model, tokenizer, adapter_loaded=adapter is not None)
+    demo = build(app)
+    demo.queue(default_concurrency_limit=1)
+    demo.launch(server_name=args.host, server_port=args.port, show_error=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
