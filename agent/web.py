@@ -16,11 +16,14 @@ import queue
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .engine.agent import AgentConfig, Event, InputTooLong
+from .engine.transcript import private_dir
 from .pharmacy import SYSTEM_PROMPT, pharmacist_agent
 
 SPACE_BASE_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
@@ -176,18 +179,26 @@ class PharmacistApp:
         yield turn.messages, outcome.get("messages"), outcome.get("rendered"), outcome.get("error")
 
 
-def transcript_file(messages: list[dict]) -> str:
-    """The conversation as JSONL in a private temporary file (gradio serves it to this tab, then deletes it)."""
-    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", prefix="ppsf-chat-", delete=False, encoding="utf-8") as f:
+DOWNLOAD_TTL = 600  # seconds a transcript file waits on the server for its tab to fetch it
+
+
+def transcript_file(messages: list[dict], folder: Path | None = None) -> str:
+    """The conversation as JSONL in a private file for the tab to download (0600, in a 0700 folder of this
+    process); files older than DOWNLOAD_TTL are deleted each time, so nothing stays on the server for long."""
+    folder = folder or Path(tempfile.gettempdir()) / f"ppsf-chat-{os.getpid()}"
+    private_dir(folder)
+    for old in folder.glob("*.jsonl"):
+        if time.time() - old.stat().st_mtime > DOWNLOAD_TTL:
+            old.unlink(missing_ok=True)
+    path = folder / f"ppsf-chat-{uuid.uuid4().hex[:12]}.jsonl"
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as f:
         for message in messages:
             f.write(json.dumps(message, ensure_ascii=False) + "\n")
-    return f.name
+    return str(path)
 
 
 def build(app: PharmacistApp):
     """The Gradio Blocks of the chat."""
-    import uuid
-
     import gradio as gr
 
     with gr.Blocks(title="PPSF pharmacist", delete_cache=(600, 600)) as demo:

@@ -11,12 +11,14 @@ import json
 import os
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from ppsf_helpers import ScriptedGenerator, call, repo_tokenizer
@@ -75,14 +77,15 @@ def test_stop_ends_the_run_and_frees_the_model():
     app._lock.release()
 
 
-def test_the_transcript_download_is_the_conversation_as_jsonl():
+def test_the_transcript_download_is_private_and_does_not_stay(tmp_path):
     messages = [{"role": "user", "content": "Parol?"}, {"role": "assistant", "content": "Ağrı kesici."}]
-    path = transcript_file(messages)
-    try:
-        with open(path, encoding="utf-8") as f:
-            assert [json.loads(line) for line in f] == messages
-    finally:
-        os.unlink(path)
+    folder = tmp_path / "downloads"
+    path = Path(transcript_file(messages, folder))
+    assert [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] == messages
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and stat.S_IMODE(folder.stat().st_mode) == 0o700
+    os.utime(path, (time.time() - 3600, time.time() - 3600))
+    newer = Path(transcript_file(messages, folder))
+    assert not path.exists() and newer.exists()  # an hour-old download is gone once another is made
 
 
 # ---- the real app in a real browser -------------------------------------------------------------------
