@@ -10,9 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import stat
-import subprocess
 import sys
 import time
 import urllib.request
@@ -21,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from ppsf_helpers import ScriptedGenerator, call, repo_tokenizer
+from ppsf_helpers import ScriptedGenerator, call, free_port, repo_tokenizer, running
 
 from agent.ppsf import REPO_ROOT
 from agent.web import PharmacistApp, Turn, transcript_file
@@ -91,39 +89,22 @@ def test_the_transcript_download_is_private_and_does_not_stay(tmp_path):
 # ---- the real app in a real browser -------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory) -> Iterator[str]:
-    port = _free_port()
-    log = (tmp_path_factory.mktemp("app") / "app.log").open("w")
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"}
-    process = subprocess.Popen(
-        [sys.executable, str(REPO_ROOT / "app.py"), "--port", str(port)], stdout=log, stderr=subprocess.STDOUT, env=env
-    )
+    port = free_port()
     url = f"http://127.0.0.1:{port}/"
-    try:
-        deadline = time.monotonic() + 300
-        while True:
-            try:
-                urllib.request.urlopen(url, timeout=5).read()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"app.py did not come up; see {log.name}") from None
-                time.sleep(1)
-        yield url
-    finally:
-        process.terminate()
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"}
+    command = [sys.executable, str(REPO_ROOT / "app.py"), "--port", str(port)]
+
+    def ready() -> bool:
         try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
+            urllib.request.urlopen(url, timeout=5).read()
+            return True
+        except OSError:
+            return False
+
+    with running(command, env, tmp_path_factory.mktemp("app") / "app.log", ready, timeout=300):
+        yield url
 
 
 @pytest.fixture(scope="module")

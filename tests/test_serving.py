@@ -22,9 +22,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -32,6 +30,7 @@ from types import SimpleNamespace
 
 import openai
 import pytest
+from ppsf_helpers import free_port, running
 
 from agent.engine.agent import AgentConfig
 from agent.engine.generation import CachedGenerator, GenerationResult
@@ -83,42 +82,25 @@ EXAMPLES = [  # one worked exchange, as the CLI shows a model not tuned on PPSF
 @contextmanager
 def transformers_serve(model_dir: Path, log_path: Path) -> Iterator[str]:
     """Run `transformers serve model_dir` on a free 127.0.0.1 port; yield its /v1 URL; always stop it."""
-    import socket
-
-    with socket.socket() as s:  # a free port (the tiny race until the server binds it is acceptable here)
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     # One torch thread: next to the test process (and whatever else shares a small CI machine), two threads
     # spin-waiting for two cores run many times slower than one.
     env["OMP_NUM_THREADS"] = "1"
     command = [sys.executable, "-m", "transformers.cli.transformers", "serve", str(model_dir)]
     command += ["--host", "127.0.0.1", "--port", str(port), "--device", "cpu"]
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
     base_url = f"http://127.0.0.1:{port}/v1"
-    try:
-        probe = openai.OpenAI(base_url=base_url, api_key="EMPTY", max_retries=0, timeout=5.0)
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        while True:  # bounded readiness poll: /v1/models answers once the pinned model is loaded
-            if process.poll() is not None:
-                tail = log_path.read_text(encoding="utf-8", errors="replace")[-3000:]
-                raise RuntimeError(f"`{' '.join(command)}` exited with {process.returncode}:\n{tail}")
-            try:
-                probe.models.list()
-                break
-            except openai.APIConnectionError:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"transformers serve not ready after {STARTUP_TIMEOUT:.0f} s") from None
-                time.sleep(0.5)
-        yield base_url
-    finally:
-        process.terminate()
+    probe = openai.OpenAI(base_url=base_url, api_key="EMPTY", max_retries=0, timeout=5.0)
+
+    def ready() -> bool:  # /v1/models answers once the pinned model is loaded
         try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=20)
+            probe.models.list()
+            return True
+        except openai.APIConnectionError:
+            return False
+
+    with running(command, env, log_path, ready, STARTUP_TIMEOUT):
+        yield base_url
 
 
 @pytest.fixture(scope="module")
