@@ -1,6 +1,6 @@
 """Test oracles for PPSF v1.1: an independent reader of rendered text, the escape rule, strategies.
 
-Written from the spec in README.md, not from the template, so the tests check the template against it.
+Written from the spec in docs/format.md, not from the template, so the tests check the template against it.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def render_raw(template: str = TEMPLATE, **context: Any) -> str:
     return _compile_jinja_template(template).render(**context)
 
 
-# ---- the escape rule (README, "Escaping") ----
+# ---- the escape rule (docs/format.md, "Escaping") ----
 _NEEDS_ESCAPE = re.compile(r"\\*@")
 
 
@@ -188,7 +188,7 @@ HOSTILE = [
     "{{ x }}",
     "{% if %}",
 ]
-# Characters that Python's str.strip and JavaScript's trim disagree on (README, "Portability").
+# Characters that Python's str.strip and JavaScript's trim disagree on (docs/format.md, "Portability").
 TRIM_MISMATCH = "\x1c\x1d\x1e\x1f\x85\ufeff"
 
 _alphabet = st.characters(blacklist_categories=("Cs",), blacklist_characters=TRIM_MISMATCH)

@@ -289,7 +289,7 @@ def test_generated_training_data_is_what_the_committed_runs_trained_on(tmp_path,
     assert hashlib.sha256(out.read_bytes()).hexdigest() == TRAIN_DATA_SHA256[stage]
 
 
-# Runs tried beside the committed adapter (eval/results/<name>_training_info.json, scored in the README)
+# Runs tried beside the committed adapter (eval/results/<name>_training_info.json, scored in docs/training.md)
 SIDE_RUNS = {
     "gpu_fresh": TRAIN_DATA_SHA256[9],
     "gpu_second_epoch": "ade6a51623f58829cc2360e5ccbf1a11b8cb907eeab9c794df7e70837b8c2e56",

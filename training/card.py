@@ -204,7 +204,7 @@ def _card_recipe_section(info: dict) -> list[str]:
             lines += [
                 f"Then WiSE-FT (`training/interpolate_adapter.py`): every LoRA tensor is {1 - w:g} x the stage-{k - 1}",
                 f"adapter + {w:g} x stage {k}, weights between the start and the end of stage {k}. The weight is",
-                "chosen after training; the repo's README says how.",
+                "chosen after training; the repo's docs/training.md says how.",
                 "",
             ]
             commands += [f"python training/interpolate_adapter.py {previous} {out} --weight {w!r} --out {mixed}"]
