@@ -224,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     printer = Printer(stream=not args.no_stream and not args.json)
     transcript = args.transcript or default_transcript()
     config = AgentConfig(
-        system_prompt=system_prompt or None,
+        system_prompt=system_prompt,  # "" (--system '') for none
         max_steps=args.max_steps,
         max_new_tokens=args.max_new_tokens,
         transcript=transcript,

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .engine.agent import AgentConfig, Event, InputTooLong
+from .engine.generation import CachedGenerator
 from .engine.transcript import private_dir
 from .pharmacy import SYSTEM_PROMPT, pharmacist_agent
 
@@ -52,14 +53,13 @@ class Turn:
     messages: list[dict] = field(default_factory=list)
     answer: dict | None = None
     calls: list[tuple[dict, float]] = field(default_factory=list)  # pending call messages and their start time
-    _closed: dict | None = None  # the last collapsible message: answer text after it starts a new message
 
     def apply(self, event: Event) -> None:
         kind = event["type"]
         if kind == "text":
             title = "Thought" if event["field"] == "reasoning_content" else None
             last = self.messages[-1] if self.messages else None
-            if last is not None and last.get("metadata", {}).get("title") == title and last is not self._closed:
+            if last is not None and last.get("metadata", {}).get("title") == title:
                 last["content"] += event["text"]
             else:
                 message = {"role": "assistant", "content": event["text"]}
@@ -81,7 +81,6 @@ class Turn:
             }
             self.messages.append(message)
             self.calls.append((message, time.perf_counter()))
-            self._closed = message
         elif kind == "tool_result":
             result = event["result"]
             error = isinstance(result, dict) and "error" in result
@@ -99,7 +98,6 @@ class Turn:
             if parent is not None:
                 message["metadata"]["parent_id"] = parent["metadata"]["id"]
             self.messages.append(message)
-            self._closed = message
         elif kind == "dose_check":
             self.messages.append({
                 "role": "assistant",
@@ -124,7 +122,7 @@ class PharmacistApp:
 
             self.examples = demo_examples()
         # One generator (and KV cache) for the process; a run of another tab starts from an empty cache.
-        self.generator = generator or pharmacist_agent(model, tokenizer).generator
+        self.generator = generator or CachedGenerator(model, tokenizer)
         self._lock = threading.Lock()
         self._last_session: str | None = None
 

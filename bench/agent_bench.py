@@ -138,11 +138,11 @@ class AgentSystem:
     def __init__(self, model, tokenizer, max_steps: int, max_new_tokens: int) -> None:
         from agent.engine.agent import AgentConfig
         from agent.engine.generation import CachedGenerator
-        from agent.pharmacy import SYSTEM_PROMPT, demo_examples, pharmacist_agent
+        from agent.pharmacy import demo_examples, pharmacist_agent
 
         self.tokenizer = tokenizer
         self.recorder = Recorder(CachedGenerator(model, tokenizer))
-        config = AgentConfig(system_prompt=SYSTEM_PROMPT, max_steps=max_steps, max_new_tokens=max_new_tokens)
+        config = AgentConfig(max_steps=max_steps, max_new_tokens=max_new_tokens)
         self.agent = pharmacist_agent(
             model, tokenizer, config=config, examples=demo_examples(), generator=self.recorder
         )

@@ -8,7 +8,6 @@ import time
 import pytest
 from ppsf_helpers import ScriptedGenerator, call, markers, repo_tokenizer
 
-from agent import pharmacy
 from agent.engine.agent import Agent, AgentConfig
 from agent.pharmacy import pharmacist_agent
 
@@ -62,7 +61,6 @@ def make_agent(
     kwargs: AgentConfig fields, and pharmacist_agent's options (dose_check, grounded_names, examples...)."""
     events: list[dict] = []
     config = {k: kwargs.pop(k) for k in list(kwargs) if k in CONFIG_KEYS}
-    config.setdefault("system_prompt", pharmacy.SYSTEM_PROMPT)
     agent = pharmacist_agent(
         None,
         repo_tokenizer(),
@@ -217,6 +215,23 @@ def test_continues_a_conversation_and_takes_any_system_prompt():
     second = agent.run(first.messages + [{"role": "user", "content": "3+3?"}])
     assert [m["content"] for m in second.messages if m["role"] == "assistant"] == ["4", "6"]
     assert agent.generator.prompts[0].startswith(f"@FORMAT PPSF/1.0\n\n@SYSTEM\n{russian}\n\n@TOOLS\n")
+
+
+def test_the_pharmacist_has_its_system_prompt_unless_the_config_names_one():
+    from agent.pharmacy import SYSTEM_PROMPT
+
+    prompts = {}
+    for name, kwargs in {
+        "default": {},
+        "other": {"system_prompt": "Kısa yanıt ver."},
+        "none": {"system_prompt": ""},
+    }.items():
+        agent, gen = make_agent(["@PHARMACIST\nok"], **kwargs)
+        agent.run("Parol?")
+        prompts[name] = gen.prompts[0]
+    assert prompts["default"].startswith(f"@FORMAT PPSF/1.0\n\n@SYSTEM\n{SYSTEM_PROMPT}\n\n")
+    assert prompts["other"].startswith("@FORMAT PPSF/1.0\n\n@SYSTEM\nKısa yanıt ver.\n\n")
+    assert prompts["none"].startswith("@FORMAT PPSF/1.0\n\n@TOOLS\n")
 
 
 def test_the_repo_format_replaces_the_models_own_template():

@@ -175,10 +175,10 @@ def default_model():
 @pytest.mark.parametrize("question", QUESTIONS)
 def test_the_default_model_calls_tools_with_names_the_patient_wrote(default_model, question):
     from agent.engine.agent import AgentConfig
-    from agent.pharmacy import SYSTEM_PROMPT, pharmacist_agent
+    from agent.pharmacy import pharmacist_agent
 
     model, tokenizer = default_model
-    config = AgentConfig(system_prompt=SYSTEM_PROMPT, max_new_tokens=96, max_steps=2)
+    config = AgentConfig(max_new_tokens=96, max_steps=2)
     result = pharmacist_agent(model, tokenizer, config=config).run(question)
     names = []
     for message in result.messages:

@@ -24,7 +24,7 @@ from ppsf_helpers import ScriptedGenerator, call, repo_tokenizer
 from agent.engine.agent import AgentConfig, InputTooLong
 from agent.engine.toolbox import Toolbox, tool_schema
 from agent.engine.transcript import Transcript, new_transcript_path
-from agent.pharmacy import SYSTEM_PROMPT, pharmacist_agent
+from agent.pharmacy import pharmacist_agent
 from agent.ppsf import REPO_ROOT, parse_reply
 
 RAN: list[tuple[str, dict]] = []  # (tool, arguments) of every call that reached a tool function
@@ -58,7 +58,7 @@ SCHEMAS = {tool_schema(t)["function"]["name"]: tool_schema(t)["function"]["param
 def agent_for(texts: list[str], tmp_path: Path | None = None, **kwargs):
     transcript = tmp_path / "t.jsonl" if tmp_path is not None else None
     context_length = kwargs.pop("context_length", None)
-    config = AgentConfig(system_prompt=SYSTEM_PROMPT, transcript=transcript, tool_timeout=5.0, **kwargs)
+    config = AgentConfig(transcript=transcript, tool_timeout=5.0, **kwargs)
     agent = pharmacist_agent(None, repo_tokenizer(), tools=TOOLS, config=config)
     agent.generator = ScriptedGenerator(texts, context_length=context_length)
     return agent

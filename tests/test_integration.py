@@ -11,7 +11,7 @@ import pytest
 
 from agent.engine.agent import AgentConfig
 from agent.engine.models import load_model
-from agent.pharmacy import SYSTEM_PROMPT, demo_examples, pharmacist_agent
+from agent.pharmacy import demo_examples, pharmacist_agent
 from agent.ppsf import REPO_ROOT
 
 pytestmark = pytest.mark.slow
@@ -29,7 +29,7 @@ def calls_of(messages: list[dict]) -> list[dict]:
 
 def test_parol_question_calls_search_drug_and_answers(default_model):
     model, tokenizer = default_model
-    config = AgentConfig(system_prompt=SYSTEM_PROMPT, max_new_tokens=96, max_steps=4)
+    config = AgentConfig(max_new_tokens=96, max_steps=4)
     agent = pharmacist_agent(model, tokenizer, config=config, examples=demo_examples())
     result = agent.run(QUESTION)
     calls = calls_of(result.messages)
@@ -46,7 +46,7 @@ def test_default_model_is_tuned_and_answers_from_the_tool_without_examples(defau
     """The default model carries the repo's PPSF adapter: no worked example, a lookup, an answer from its result."""
     assert (REPO_ROOT / "adapter" / "adapter_config.json").is_file()
     model, tokenizer = default_model
-    config = AgentConfig(system_prompt=SYSTEM_PROMPT, max_new_tokens=96, max_steps=3)
+    config = AgentConfig(max_new_tokens=96, max_steps=3)
     agent = pharmacist_agent(model, tokenizer, config=config)
     result = agent.run(QUESTION)
     calls = calls_of(result.messages)
@@ -60,7 +60,7 @@ def test_greedy_runs_are_identical_with_and_without_cache_reuse(default_model):
     model, tokenizer = default_model
     runs = []
     for reuse in (True, False):
-        config = AgentConfig(system_prompt=SYSTEM_PROMPT, max_new_tokens=64, max_steps=3, reuse_cache=reuse)
+        config = AgentConfig(max_new_tokens=64, max_steps=3, reuse_cache=reuse)
         agent = pharmacist_agent(model, tokenizer, config=config, examples=demo_examples())
         result = agent.run(QUESTION)
         runs.append((result.messages, [s.prefill_tokens for s in result.stats.steps]))

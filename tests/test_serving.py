@@ -35,7 +35,7 @@ from ppsf_helpers import free_port, running
 from agent.engine.agent import AgentConfig
 from agent.engine.generation import CachedGenerator, GenerationResult
 from agent.engine.openai_backend import OpenAIGenerator, ServingError
-from agent.pharmacy import SYSTEM_PROMPT, pharmacist_agent
+from agent.pharmacy import pharmacist_agent
 from agent.ppsf import REPO_ROOT, load_tokenizer
 
 STARTUP_TIMEOUT = 180.0  # loading 135M parameters takes ~5-10 s; a busy 2-core CI machine gets headroom
@@ -234,7 +234,7 @@ def test_agent_runs_a_question_through_transformers_serve(default_server, tokeni
         tokenizer,
         tools=[search_drug],
         examples=EXAMPLES,
-        config=AgentConfig(system_prompt=SYSTEM_PROMPT, max_steps=3, max_new_tokens=40, transcript=transcript),
+        config=AgentConfig(max_steps=3, max_new_tokens=40, transcript=transcript),
         on_event=events.append,
         generator=served,
     )

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import ppsf
-from .calls import InvalidCall, checked_calls
+from .calls import InvalidCall, checked_calls, one_line
 from .checks import AnswerCheck, current_turn
 from .generation import CachedGenerator, GenerationResult, Generator
 from .grounding import GroundedNames, conversation_texts
@@ -286,7 +286,7 @@ class Agent:
     def _generate(self, prompt: str, shown: list[dict]) -> tuple[GenerationResult, dict]:
         """Generate one step, streaming parser events; returns the raw result and the parsed message.
 
-        The parsed message's tool_calls are checked (agent.calls) as [{"name", "arguments"}]; a reply the
+        The parsed message's tool_calls are checked (agent.engine.calls) as [{"name", "arguments"}]; a reply the
         parser cannot read, or whose calls cannot run, comes back as {"invalid": text, "error": why}.
         shown: the conversation without the demonstration turns (where grounded names may come from)."""
         parser = self.tokenizer.get_response_parser(self.response_template, prefix=prompt, tools=self.toolbox.schemas)
@@ -300,7 +300,7 @@ class Agent:
             try:
                 events = ppsf.feed(parser, piece)  # bounded pieces: a server may send one huge chunk
             except (ValueError, RecursionError) as e:  # a tool call whose JSON does not parse
-                broken.append(_one_line(e))
+                broken.append(one_line(e))
                 return
             self._emit_parser_events(events, hold)
 
@@ -327,18 +327,14 @@ class Agent:
                 self._emit_parser_events(events, hold)
                 if "tool_calls" in message:
                     message["tool_calls"] = checked_calls(message["tool_calls"])
+                if not message.get("content") and not message.get("tool_calls") and result.text.strip():
+                    # Text outside any block (a model that skipped the marker) is the answer, not dropped.
+                    message["content"] = result.text.strip()
                 _check_no_marker_line(message.get("content"))
             except (ValueError, RecursionError) as e:  # InvalidCall included
-                broken.append(_one_line(e))
+                broken.append(one_line(e))
         if broken:
             return result, {"role": "assistant", "invalid": result.text, "error": broken[0]}
-        if not message.get("content") and not message.get("tool_calls") and result.text.strip():
-            # Text outside any block (a model that skipped the marker) is the answer, not dropped.
-            message["content"] = result.text.strip()
-            try:
-                _check_no_marker_line(message["content"])
-            except InvalidCall as e:
-                return result, {"role": "assistant", "invalid": result.text, "error": str(e)}
         return result, message
 
     def _assistant_message(self, parsed: dict, step: int) -> dict:
@@ -438,8 +434,3 @@ def _check_no_marker_line(content: Any) -> None:
             raise InvalidCall(
                 f"the answer holds a {line.split()[0]!r} line; every block starts on its own line after a blank line"
             )
-
-
-def _one_line(error: BaseException) -> str:
-    text = " ".join(str(error).split()) or type(error).__name__
-    return text[:500]

@@ -17,6 +17,12 @@ MAX_DEPTH = 8  # tool arguments are flat records; deeper nesting is a broken or 
 MAX_CALLS = 8  # parallel calls in one step
 
 
+def one_line(value: object, limit: int = 500) -> str:
+    """A message as one line of at most limit characters (errors become tool results and CLI lines)."""
+    text = " ".join(str(value).split()) or type(value).__name__
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 class InvalidCall(ValueError):
     """A tool call the model wrote that cannot run; the message says what is wrong, for the model to fix."""
 

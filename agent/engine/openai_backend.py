@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 import openai
 
+from .calls import one_line
 from .generation import GenerationResult, StopDetector, encode_prompt
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"  # `transformers serve` (and vLLM) listen on port 8000
@@ -42,10 +43,9 @@ def _detail(error: openai.APIStatusError) -> str:
         return _one_line(error.message)
 
 
-def _one_line(value: object, limit: int = 300) -> str:
+def _one_line(value: object) -> str:
     """A server's text as one short line: an HTML error page loses its tags, a long body is cut."""
-    text = " ".join(re.sub(r"<[^>]{0,200}>", " ", str(value)).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return one_line(re.sub(r"<[^>]{0,200}>", " ", str(value)), limit=300)
 
 
 class _TokenBudget:

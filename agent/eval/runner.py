@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
 
         from ..engine.agent import AgentConfig
         from ..engine.models import ModelLoadError, load_model, resolve_adapter
-        from ..pharmacy import SYSTEM_PROMPT, demo_examples, pharmacist_agent
+        from ..pharmacy import demo_examples, pharmacist_agent
 
         if args.threads:
             torch.set_num_threads(args.threads)
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {e}", file=sys.stderr)
             return 2
         use_examples = args.examples == "yes" or (args.examples == "auto" and adapter_dir is None)
-        config = AgentConfig(system_prompt=SYSTEM_PROMPT, max_steps=args.max_steps, max_new_tokens=args.max_new_tokens)
+        config = AgentConfig(max_steps=args.max_steps, max_new_tokens=args.max_new_tokens)
         agent = pharmacist_agent(
             model,
             tokenizer,

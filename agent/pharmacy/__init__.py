@@ -4,6 +4,7 @@ into the domain-free engine (agent.engine)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from ..engine.agent import Agent, AgentConfig, Event, GroundedArguments
@@ -29,13 +30,16 @@ def pharmacist_agent(
     examples: list[dict] | None = None,
     on_event: Callable[[Event], None] | None = None,
 ) -> Agent:
-    """The pharmacist agent: the pharmacy tools (or `tools`), its system prompt unless config names one, the
-    dose check, medicine names grounded in the conversation, and a no-answer reply in the patient's language.
+    """The pharmacist agent: the pharmacy tools (or `tools`), SYSTEM_PROMPT unless config names one ("" for
+    none), the dose check, medicine names grounded in the conversation, and a no-answer reply in the patient's
+    language.
 
     dose_check=False studies the model alone; grounded_names=False lets calls name what the conversation never
     wrote; whole_names=False lets a grounded name stop short of a longer name in the drug data.
     """
-    config = config or AgentConfig(system_prompt=SYSTEM_PROMPT)
+    config = config or AgentConfig()
+    if config.system_prompt is None:
+        config = replace(config, system_prompt=SYSTEM_PROMPT)
     constraint = GroundedArguments(DRUG_ARGUMENTS, is_known_name if whole_names else None) if grounded_names else None
     return Agent(
         model,
