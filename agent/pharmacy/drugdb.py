@@ -6,8 +6,11 @@ resolve, names must be unique) the first time it is used; a broken file raises :
 naming the file and the entry, e.g. ``agent/pharmacy/data/drugs.json: entry 'parol' (index 3): 'usage_tr' is a
 required property``.
 
-Names match regardless of case, Turkish dotted/dotless i, diacritics and small typos (rapidfuzz); a
-name that fits several entries comes back as candidates instead of a guess.
+Names match regardless of case, Turkish dotted/dotless i, diacritics and INN spelling (English, French,
+Turkish). A real medicine this data does not cover (one of the ~1,100 substances of the ANSM interaction
+thesaurus, see ``reference.json``) is ``not_in_database``, never read as a neighbour. A typo is corrected only
+when it is one or two letters from a single name with the same first letter and no reference substance is as
+close; the result says it was corrected. Anything else comes back as candidates, never as a guess.
 """
 
 from __future__ import annotations
@@ -22,11 +25,14 @@ from typing import Any, Literal, get_args
 
 import jsonschema
 from rapidfuzz import fuzz, process
+from rapidfuzz.distance import OSA
 
-from .text import fold, looks_turkish, squash  # noqa: F401  (looks_turkish: part of this module's API)
+from .text import fold, inn_key, looks_turkish, squash  # noqa: F401  (looks_turkish: part of this module's API)
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 DATA_FILES = ("conditions", "drugs", "products", "interactions", "dosing")
+# Derived from the ANSM thesaurus by scripts/build_reference.py (not hand-edited).
+REFERENCE_FILE = "reference"
 # A Literal (not str) so get_json_schema gives the tools an enum; SECTIONS is the same list as a tuple.
 Section = Literal[
     "indications",
@@ -45,23 +51,39 @@ LIQUID_FORMS = frozenset({"syrup", "suspension", "oral_solution", "drops"})
 Lang = Literal["tr", "en"]
 Entry = dict[str, Any]
 
-# rapidfuzz scores (0-100). A typo is corrected only when the whole name is this close and no other
-# entry is within MARGIN; otherwise close names are offered as candidates.
-ACCEPT_SCORE = 80
-MARGIN = 8
+# A typo is corrected only in a name of at least MIN_CORRECT_LEN letters, by at most one edit (two from
+# LONG_NAME letters: a transposition, a missing, extra or wrong letter), keeping the first letter: sibling
+# medicines differ in their first letters (famciclovir/aciclovir, duloxetine/fluoxetine, lansoprazole/pantoprazole).
+MIN_CORRECT_LEN = 5
+LONG_NAME = 9
+# rapidfuzz scores (0-100) of the names offered as candidates or suggestions (never acted on).
 CANDIDATE_SCORE = 70
 SUGGEST_SCORE = 55
-MIN_FUZZY_LEN = 4  # shorter queries (and names) are never auto-corrected or partially matched
+MIN_FUZZY_LEN = 4  # shorter queries (and names) are never partially matched
 
 # Words that qualify a product name rather than name it ("Parol 500 mg tablet", "Parol'ün"). A bare
-# number stays: "Calpol 6" must not silently become "Calpol" (another strength).
+# number stays: "Calpol 6" must not silently become "Calpol" (another strength); so do "Forte" and "Plus"
+# (A-ferin Forte is not A-ferin), and the first word ("A-ferin" is not "ferin").
 _UNITS = frozenset("mg mcg g ml iu".split())
 _NOISE_WORDS = _UNITS | frozenset(
     "tablet tablets tab tb film kapli draje enterik kapsul kaps capsule capsules surup syrup suspansiyon "
     "suspension pediatrik damla drops krem cream jel gel sprey spray ampul flakon efervesan effervescent "
-    "forte fort bid ilac ilaci hap un in nin nun a e i u da de dan den ya ye yi".split()
+    "bid ilac ilaci hap un in nin nun a e i u da de dan den ya ye yi".split()
 )
 _AMOUNT = re.compile(r"\d+(?:[.,]\d+)?(?:mg|mcg|g|ml|iu)?")
+
+
+# Conditions: a clause ends at punctuation or "but"; a negation in it ("yok", "değil", "no", "without") means
+# the patient does not have what it names, unless they say they are unsure.
+_CLAUSE = re.compile(r"\s*(?:[,;.!?]|\b(?:ama|fakat|ancak|but|however)\b)\s*")
+_NEGATION = re.compile(
+    r"\b(?:yok|yoktur|degil\w*|olmadi|olmayan|bulunmuyor|hic|no|not|without|never|none|denies|dont|doesnt)\b"
+    r"|\b(?:don|doesn|haven|hasn|didn) t\b"
+)
+_UNSURE = re.compile(r"\b(?:emin|belki|sanirim|galiba|bilmiyorum|sure|maybe|might|perhaps|unsure)\b")
+
+
+_DIGITS = re.compile(r"\d+")
 
 
 class DrugDataError(ValueError):
@@ -73,7 +95,7 @@ def _strip_noise(key: str) -> str:
     kept = []
     for i, word in enumerate(words):
         unit_next = i + 1 < len(words) and words[i + 1] in _UNITS
-        if word in _NOISE_WORDS or (_AMOUNT.fullmatch(word) and (unit_next or not word.isdigit())):
+        if i > 0 and word in _NOISE_WORDS or (_AMOUNT.fullmatch(word) and (unit_next or not word.isdigit())):
             continue
         kept.append(word)
     return " ".join(kept)
@@ -98,11 +120,12 @@ class _Name:
 class Resolution:
     """Outcome of matching a user-supplied name."""
 
-    status: Literal["found", "ambiguous", "unknown"]
+    status: Literal["found", "ambiguous", "unknown", "not_in_database"]
     target: Target | None = None
     lang: Lang = "en"
     corrected: bool = False  # found through typo tolerance, not an exact name
     candidates: list[Target] = field(default_factory=list)
+    substance: str | None = None  # not_in_database: the reference substance the name is
 
 
 # ---------------------------------------------------------------- loading and validation
@@ -130,7 +153,8 @@ def _schema(name: str) -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(schema)
 
 
-def _load_file(path: Path, name: str) -> list[Entry]:
+def _load_file(path: Path, name: str) -> Any:
+    """The validated document (for entry files, its list of entries)."""
     shown = _show(path)
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
@@ -153,7 +177,7 @@ def _load_file(path: Path, name: str) -> list[Entry]:
             inner = "/".join(str(x) for x in p[2:])
             raise DrugDataError(f"{shown}: {where}: {message}" + (f" (at {inner})" if inner else ""))
         raise DrugDataError(f"{shown}: {message}")
-    return doc["entries"]
+    return doc["entries"] if name in DATA_FILES else doc
 
 
 def load_db(data_dir: str | Path | None = None) -> DrugDB:
@@ -168,7 +192,8 @@ def _cached_db(base: Path) -> DrugDB:
 
 def read_db(base: Path) -> DrugDB:
     """Load, validate and index the data files in base, without caching."""
-    return DrugDB({name: _load_file(base / f"{name}.json", name) for name in DATA_FILES}, base)
+    files = {name: _load_file(base / f"{name}.json", name) for name in DATA_FILES}
+    return DrugDB(files, base, _load_file(base / f"{REFERENCE_FILE}.json", REFERENCE_FILE))
 
 
 # ---------------------------------------------------------------- the database
@@ -177,8 +202,9 @@ def read_db(base: Path) -> DrugDB:
 class DrugDB:
     """Validated, indexed drug data. Build it with :func:`load_db`."""
 
-    def __init__(self, files: dict[str, list[Entry]], base: Path) -> None:
+    def __init__(self, files: dict[str, list[Entry]], base: Path, reference: dict[str, Any]) -> None:
         self._base = base
+        self.reference = reference
         self.conditions = self._by_id("conditions", files["conditions"])
         self.ingredients = self._by_id("drugs", files["drugs"])
         self.products = self._by_id("products", files["products"])
@@ -189,6 +215,7 @@ class DrugDB:
         self._build_name_index()
         self._build_condition_index()
         self._build_interaction_index()
+        self._build_reference_index()
         self.by_ingredient_set: dict[frozenset[str], list[str]] = {}
         for pid, prod in self.products.items():
             self.by_ingredient_set.setdefault(frozenset(prod["ingredients"]), []).append(pid)
@@ -271,6 +298,12 @@ class DrugDB:
         ]
         self._keys = [n.key for n in self._names]
         self._squashed = [squash(n.key) for n in self._names]
+        # INN spellings (ciprofloxacine, siprofloksasin) of our names, each with the targets it can mean.
+        spelled: dict[str, dict[Target, Lang | None]] = {}
+        for _, _, _, text, target, _ in self._names_of():
+            if key := inn_key(text):
+                spelled.setdefault(key, {})[target] = exact[squash(fold(text))][1]
+        self._inn = {k: list(v.items()) for k, v in spelled.items()}
 
     def is_name(self, text: str) -> bool:
         """Whether text is a brand, alias, ingredient name or synonym, exactly once case, accents, spaces and
@@ -278,25 +311,83 @@ class DrugDB:
         return bool(text) and squash(fold(text)) in self._exact
 
     def resolve(self, query: str) -> Resolution:
-        """Match a brand or ingredient name (any case, Turkish or English, small typos)."""
+        """Match a brand or ingredient name (any case, Turkish, English or French spelling, small typos)."""
         key = fold(query)
         turkish = looks_turkish(query)
-        for k in (key, _strip_noise(key)):
-            if k and (hit := self._exact.get(squash(k))):
-                return Resolution("found", hit[0], "tr" if turkish or hit[1] == "tr" else "en")
-        key = _strip_noise(key) or key
-        sq = squash(key)
+        stripped = _strip_noise(key)
+        keys = [k for k in dict.fromkeys((key, stripped)) if k]
+
+        def lang_of(name_lang: Lang | None) -> Lang:
+            return "tr" if turkish or name_lang == "tr" else "en"
+
+        for k in keys:
+            if hit := self._exact.get(squash(k)):
+                return Resolution("found", hit[0], lang_of(hit[1]))
+        for k in keys:
+            spelled = self._inn.get(inn_key(k), [])
+            if len(spelled) == 1:
+                return Resolution("found", spelled[0][0], lang_of(spelled[0][1]))
+            if spelled:
+                return Resolution("ambiguous", lang=lang_of(None), candidates=[t for t, _ in spelled])
+            if substance := self._foreign.get(inn_key(k)):
+                return Resolution("not_in_database", lang=lang_of(None), substance=substance)
+        sq = squash(stripped or key)
         if not sq:
             return Resolution("unknown")
-        whole: dict[Target, tuple[float, _Name]] = {}
-        best: dict[Target, float] = {}
+        # A typo is read in the name as written: with the qualifiers stripped, "Aerin Forte" would be one
+        # letter from A-ferin (another product) instead of far from A-ferin Forte.
+        if typo := self._typo(squash(key), inn_key(key)):
+            return typo if typo.status != "found" else Resolution("found", typo.target, lang_of(typo.lang), True)
+        return self._candidates(stripped or key, sq, lang_of(None))
+
+    def _typo(self, sq: str, spelled: str) -> Resolution | None:
+        """The one name sq is a typo of, or the reference substance it is closer to; None when neither."""
+        if len(sq) < MIN_CORRECT_LEN:
+            return None
+        allowed = 1 if len(sq) < LONG_NAME else 2
+        near: dict[Target, tuple[int, _Name]] = {}
+        for _, dist, idx in process.extract(sq, self._squashed, scorer=OSA.distance, score_cutoff=allowed, limit=None):
+            name = self._names[idx]
+            if dist < near.get(name.target, (allowed + 1, name))[0]:
+                near[name.target] = (dist, name)
+        foreign = (
+            process.extractOne(spelled, self._foreign_keys, scorer=OSA.distance, score_cutoff=allowed)
+            if spelled
+            else None
+        )
+        best = min((d for d, _ in near.values()), default=allowed + 1)
+        if foreign is not None and foreign[1] < best and foreign[0][0] == spelled[0]:
+            # Closer to a medicine we do not cover than to any of ours. As close to both ("Mortin": Motrin,
+            # morphine): neither is read; the names are offered.
+            return Resolution("not_in_database", substance=self._foreign[foreign[0]], corrected=True)
+        if len(near) != 1:
+            return None
+        target, (dist, name) = next(iter(near.items()))
+        # Same first letter; and numbers are never corrected ("Calpol 6" is not "Calpol": another strength).
+        if squash(name.key)[0] != sq[0] or _DIGITS.findall(squash(name.key)) != _DIGITS.findall(sq):
+            return None
+        # "sertra" is one letter from Septra but the start of sertraline: a guess either way.
+        if any(other.target != target and squash(other.key).startswith(sq) for other in self._names):
+            return None
+        return Resolution("found", target, name.lang or "en", corrected=True)
+
+    def _first_name(self, targets: Iterable[Target], sq: str) -> Iterable[tuple[Target, str]]:
+        """The targets with a name starting like sq (its first two letters), with that name."""
+        for target in targets:
+            name = next((n.key for n in self._names if n.target == target and squash(n.key)[:2] == sq[:2]), None)
+            if name is not None:
+                yield target, name
+
+    def _candidates(self, key: str, sq: str, lang: Lang) -> Resolution:
+        """Close names offered, never chosen: ambiguous when several fit, unknown (with suggestions) otherwise."""
+        whole: dict[Target, float] = {}
         for _, score, idx in process.extract(
             sq, self._squashed, scorer=fuzz.ratio, limit=20, score_cutoff=SUGGEST_SCORE
         ):
-            name = self._names[idx]
-            if score > whole.get(name.target, (-1.0, name))[0]:
-                whole[name.target] = (score, name)
-            best[name.target] = max(best.get(name.target, 0.0), score)
+            target = self._names[idx].target
+            whole[target] = max(whole.get(target, 0.0), score)
+        best = dict(whole)
+        # Partial matches ("Nurofen Cold and Flu" holds "Nurofen") are suggested, never offered as a match.
         if len(sq) >= MIN_FUZZY_LEN:
             for _, score, idx in process.extract(
                 key, self._keys, scorer=fuzz.WRatio, limit=20, score_cutoff=SUGGEST_SCORE
@@ -304,20 +395,41 @@ class DrugDB:
                 target = self._names[idx].target
                 best[target] = max(best.get(target, 0.0), score)
         ranked = sorted(best, key=lambda t: -best[t])
-        if whole and len(sq) >= MIN_FUZZY_LEN:
-            top = max(whole, key=lambda t: whole[t][0])
-            score, name = whole[top]
-            runner_up = max((best[t] for t in ranked if t != top), default=0.0)
-            if score >= ACCEPT_SCORE and score - runner_up >= MARGIN:
-                lang: Lang = "tr" if turkish or name.lang == "tr" else "en"
-                return Resolution("found", top, lang, corrected=True)
-        close = [t for t in ranked if best[t] >= CANDIDATE_SCORE]
+        # Offered as matches: names close as a whole that start the same way ("Calpol 6": Calpol, Calpol 6 Plus).
+        close = sorted(
+            (t for t, n in self._first_name(whole, sq) if whole[t] >= CANDIDATE_SCORE), key=lambda t: -whole[t]
+        )
         if close:
-            cutoff = best[close[0]] - 15
-            return Resolution(
-                "ambiguous", lang="tr" if turkish else "en", candidates=[t for t in close if best[t] >= cutoff][:5]
+            close = [t for t in close if whole[t] >= whole[close[0]] - 15][:5]
+        if len(close) > 1:
+            return Resolution("ambiguous", lang=lang, candidates=close)
+        return Resolution("unknown", lang=lang, candidates=(close or ranked)[:3])
+
+    # -- the interaction reference
+
+    def _build_reference_index(self) -> None:
+        ref = self.reference
+        missing = sorted(set(self.ingredients) - set(ref["ingredients"]))
+        if missing:
+            raise DrugDataError(
+                f"{_show(self._base / 'reference.json')}: no reference mapping for {', '.join(missing)}: "
+                "run python scripts/build_reference.py"
             )
-        return Resolution("unknown", lang="tr" if turkish else "en", candidates=ranked[:3])
+        ours = {s for m in ref["ingredients"].values() if m["match"] in ("name", "spelling") for s in m["substances"]}
+        self._foreign = {}
+        for substance in ref["substances"]:
+            if substance not in ours and (key := inn_key(substance)) and key not in self._inn:
+                self._foreign.setdefault(key, substance)
+        self._foreign_keys = list(self._foreign)
+        self._reference_pairs = {frozenset((p["a"], p["b"])): p["entries"] for p in ref["pairs"]}
+
+    def in_reference(self, ingredient_id: str) -> bool:
+        """Whether the reference covers this ingredient (its pairs were checked against it)."""
+        return bool(self.reference["ingredients"][ingredient_id]["substances"])
+
+    def reference_between(self, a: str, b: str) -> list[Entry]:
+        """The reference's entries for two different ingredients ([] when it lists none)."""
+        return self._reference_pairs.get(frozenset((a, b)), [])
 
     # -- lookups
 
@@ -339,30 +451,50 @@ class DrugDB:
 
     def _build_condition_index(self) -> None:
         syns: dict[str, str] = {}
+        patterns: list[tuple[re.Pattern[str], str]] = []
         for cid, cond in self.conditions.items():
             for text in [cond["name_tr"], cond["name_en"], *cond["synonyms"]]:
                 syns.setdefault(fold(text), cid)
+            patterns += [(re.compile(p), cid) for p in cond.get("patterns", [])]
         self._cond_syns = syns
         self._cond_keys = sorted(syns, key=len, reverse=True)
+        self._cond_patterns = patterns
 
     def match_conditions(self, text: str) -> list[str]:
-        """Condition ids named in free text (Turkish or English); [] when none is recognised."""
+        """Condition ids named in free text (Turkish or English) and not negated; [] when none is recognised."""
+        present, _ = self.read_conditions(text)
+        return present
+
+    def read_conditions(self, text: str) -> tuple[list[str], list[str]]:
+        """(present, negated) condition ids in free text: "astımım yok" and "no kidney disease" are negated."""
         key = fold(text)
         if key in self._cond_syns:
-            return [self._cond_syns[key]]
+            return [self._cond_syns[key]], []
+        present: list[str] = []
+        negated: list[str] = []
+        for clause in _CLAUSE.split(key):
+            found = self._conditions_in(clause)
+            negative = bool(_NEGATION.search(clause)) and not _UNSURE.search(clause)
+            (negated if negative else present).extend(c for c in found if c not in present + negated)
+        if present or negated:
+            return present, negated
+        hit = process.extractOne(key, self._cond_keys, scorer=fuzz.ratio, score_cutoff=85)
+        return ([self._cond_syns[hit[0]]] if hit else []), []
+
+    def _conditions_in(self, key: str) -> list[str]:
         spans: list[tuple[int, int, str]] = []
         for syn in self._cond_keys:
-            if len(syn) < MIN_FUZZY_LEN:
-                continue
-            # Prefix match at a word start, so Turkish suffixes ("astımım", "ülserim") still match.
-            for m in re.finditer(r"(?<!\w)" + re.escape(syn), key):
+            # Prefix match at a word start, so Turkish suffixes ("astımım", "ülserim") still match; short names
+            # ("ckd", "ibd") only as whole words.
+            end = r"(?!\w)" if len(syn) < MIN_FUZZY_LEN else ""
+            for m in re.finditer(r"(?<!\w)" + re.escape(syn) + end, key):
                 spans.append((m.start(), m.end(), self._cond_syns[syn]))
+        for pattern, cid in self._cond_patterns:
+            spans += [(m.start(), m.end(), cid) for m in pattern.finditer(key)]
+        # A longer wording wins over one it contains ("ülseratif kolit" over "ülser", "tansiyonum düşük" over
+        # "tansiyon").
         kept = [s for s in spans if not any(o[0] <= s[0] and s[1] <= o[1] and o[1] - o[0] > s[1] - s[0] for o in spans)]
-        ids = list(dict.fromkeys(cid for _, _, cid in sorted(kept)))
-        if ids:
-            return ids
-        hit = process.extractOne(key, self._cond_keys, scorer=fuzz.ratio, score_cutoff=85)
-        return [self._cond_syns[hit[0]]] if hit else []
+        return list(dict.fromkeys(cid for _, _, cid in sorted(kept)))
 
     # -- interactions
 

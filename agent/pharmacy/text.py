@@ -39,3 +39,39 @@ def decimal(text: str) -> float | None:
     """A plain decimal written with "." or "," ("12,5"), or None when text is not one."""
     text = text.strip()
     return float(text.replace(",", ".")) if DECIMAL.fullmatch(text) else None
+
+
+# International nonproprietary names are spelled differently in English, French and Turkish (ciprofloxacin,
+# ciprofloxacine, siprofloksasin): these rewrites, applied in order to a folded name, bring the spellings
+# of one name together without bringing two different names together (they only change how a sound is
+# written; tests/test_drugdb.py checks that no two medicines of the data or the reference share a key).
+_INN_RULES = [
+    (re.compile(pattern), repl)
+    for pattern, repl in (
+        (r"[^a-z0-9]", ""),
+        (r"ph", "f"),
+        (r"th", "t"),
+        (r"ch", "k"),
+        (r"qu", "k"),
+        (r"q", "k"),
+        (r"c(?=[eiy])", "s"),
+        (r"c", "k"),
+        (r"y", "i"),
+        (r"x", "ks"),
+        (r"w", "v"),
+        (r"eu", "o"),
+        (r"oe", "e"),
+        (r"ae", "e"),
+        (r"(.)\1+", r"\1"),
+        (r"e$", ""),
+    )
+]
+
+
+def inn_key(text: str) -> str:
+    """One key for the English, French and Turkish spellings of a medicine name ("Pseudoephedrine",
+    "pseudoéphédrine" and "psödoefedrin" all give "psodefedrin")."""
+    key = fold(text)
+    for pattern, repl in _INN_RULES:
+        key = pattern.sub(repl, key)
+    return key

@@ -10,10 +10,17 @@ Every tool returns a small JSON-serialisable dict and never raises on bad input.
   wording that do not belong in a name (newlines, ``@`` markers, "ignore previous instructions"),
   a non-numeric, NaN or infinite number, an unknown section, a wrong argument name.
 - ``out_of_range``: a number outside its limits (weight > 0 and <= 300 kg, age 0-120 years).
-- ``unknown_drug``: no medicine matches; ``suggestions`` lists close names, if any.
+- ``unknown_drug``: no medicine matches; ``suggestions`` lists close names, if any. calculate_dose,
+  check_contraindications (and check_interactions, per name) also answer this for a name that is only a
+  typo of one: they never act on a guess, the patient confirms the name first.
 - ``ambiguous_drug``: the name fits several medicines; ``matches`` lists them (search_drug returns
   these as a normal result instead).
+- ``not_in_database``: a real medicine (a substance of the ANSM thesaurus) that this data does not cover;
+  it is never answered as another one.
 - ``internal_error``: an unexpected failure (a bug); the details are logged, not returned.
+
+A name read through typo tolerance is answered (search_drug, get_drug_info, find_alternatives) with
+``query`` (what was written) and ``read_as`` (the medicine it was read as), so the answer can say so.
 
 Language: text comes in Turkish when the name looks Turkish (Turkish letters, a Turkish spelling such
 as "parasetamol", or a brand sold in Turkey such as Parol), otherwise in English. search_drug also
@@ -34,7 +41,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .dosing import Dose, compute_dose, dose_in_ml
-from .drugdb import LIQUID_FORMS, SECTIONS, DrugDataError, DrugDB, Lang, Section, Target, load_db
+from .drugdb import LIQUID_FORMS, SECTIONS, DrugDataError, DrugDB, Lang, Resolution, Section, Target, load_db
+from .growth import implausible
 from .text import decimal, fold, looks_turkish
 
 logger = logging.getLogger(__name__)
@@ -51,7 +59,31 @@ DISCLAIMER = {
     "tr": "Bilgi amaçlıdır; hekim veya eczacınıza danışın.",
     "en": "For information only; consult a doctor or pharmacist.",
 }
-NO_KNOWN_INTERACTION = {"tr": "bu veritabanında bilinen etkileşim yok", "en": "no known interaction in this database"}
+# A pair neither source lists: "not checked" when the reference does not cover one of them; otherwise it was
+# checked and nothing is listed, which is still not proof of safety.
+NOT_CHECKED = {"tr": "referansta yok: kontrol edilmedi", "en": "not in the reference: not checked"}
+NOT_LISTED = {
+    "tr": "referansta yok: ANSM tezaurusu ve bu veritabanı bu ikili için etkileşim listelemiyor; bu, güvenli "
+    "olduğu anlamına gelmez",
+    "en": "not in the reference: neither the ANSM thesaurus nor this database lists an interaction for this pair; "
+    "that is not proof they are safe together",
+}
+# What to do when only the reference lists a pair (its advice is not translated entry by entry).
+LEVEL_MANAGEMENT = {
+    "contraindicated": {"tr": "Birlikte kullanılmamalı.", "en": "Do not use together."},
+    "major": {
+        "tr": "Hekim aksini söylemedikçe birlikte kullanmayın.",
+        "en": "Avoid the combination unless a doctor decides otherwise.",
+    },
+    "moderate": {
+        "tr": "Yalnızca hekim veya eczacının önerdiği önlemlerle (izlem, doz ayarı) birlikte kullanın.",
+        "en": "Use together only with the precautions a doctor or pharmacist advises (monitoring, dose change).",
+    },
+    "minor": {
+        "tr": "Dikkate alın; ikisini birlikte kullandığınızı hekim veya eczacınıza söyleyin.",
+        "en": "Take it into account; tell your doctor or pharmacist you use both.",
+    },
+}
 SEVERITY_RANK = {"contraindicated": 0, "major": 1, "moderate": 2, "minor": 3}
 VERDICT_RANK = {"ok": 0, "caution": 1, "unknown": 2, "avoid": 3}
 FORM_NAMES = {
@@ -241,18 +273,34 @@ def _brief(db: DrugDB, target: Target, lang: Lang) -> dict:
     }
 
 
-def _find(db: DrugDB, name: str) -> tuple[Target, Lang, bool]:
-    """Resolve a validated name or raise unknown_drug / ambiguous_drug."""
+def _find(db: DrugDB, name: str, *, exact: bool = False) -> tuple[Target, Lang, bool]:
+    """Resolve a validated name or raise unknown_drug / ambiguous_drug / not_in_database. exact: a typo is not
+    acted on (unknown_drug, with the name it may be) -- for the tools whose answer depends on the medicine."""
     res = db.resolve(name)
     if res.status == "found" and res.target is not None:
+        if res.corrected and exact:
+            raise ToolError(
+                "unknown_drug",
+                f"'{name}' is not an exact medicine name; confirm it with the patient (it may be one of suggestions)",
+                suggestions=[db.display_name(res.target, res.lang)],
+            )
         return res.target, res.lang, res.corrected
+    raise _unresolved(db, name, res)
+
+
+def _unresolved(db: DrugDB, name: str, res: Resolution) -> ToolError:
+    if res.status == "not_in_database":
+        return ToolError(
+            "not_in_database",
+            f"'{name}' is a medicine this database does not cover; no other medicine stands in for it",
+        )
     if res.status == "ambiguous":
-        raise ToolError(
+        return ToolError(
             "ambiguous_drug",
             f"'{name}' matches several medicines; use one of matches",
             matches=[_brief(db, t, res.lang) for t in res.candidates],
         )
-    raise ToolError(
+    return ToolError(
         "unknown_drug",
         f"'{name}' is not in the drug database",
         suggestions=[db.display_name(t, res.lang) for t in res.candidates],
@@ -261,8 +309,9 @@ def _find(db: DrugDB, name: str) -> tuple[Target, Lang, bool]:
 
 def _header(db: DrugDB, target: Target, lang: Lang, corrected: bool, query: str) -> dict:
     out = _brief(db, target, lang)
-    if corrected:
-        out["query"] = query  # the name was a near miss: show what was asked
+    if corrected:  # a near miss: show what was written and what it was read as
+        out["query"] = query
+        out["read_as"] = out["drug"]
     return out
 
 
@@ -312,7 +361,7 @@ def search_drug(drug: str) -> dict:
             "message": message[res.lang],
         }
     target, lang, corrected = _find(db, name)
-    out = _brief(db, target, lang)
+    out = _header(db, target, lang, corrected, name)
     other = _other(lang)
     ids = db.ingredient_ids(target)
     if target.kind == "product":
@@ -338,8 +387,6 @@ def search_drug(drug: str) -> dict:
         out["status"] = ing["status"]
     if any(db.ingredients[i]["high_risk"] for i in ids):
         out["high_risk"] = True
-    if corrected:
-        out["query"] = name
     return out
 
 
@@ -393,6 +440,15 @@ _UNCHECKED_WARNING = {
 }
 
 
+# Why a name was not checked (codes, not prose: the agent and scripts read them).
+_UNCHECKED_REASONS = {
+    "ambiguous": "ambiguous",
+    "unconfirmed": "unconfirmed: a typo of one of suggestions",
+    "not_in_database": "not in database",
+    "unknown": "not found",
+}
+
+
 @_tool
 def check_interactions(drugs: list[str]) -> dict:
     """Check interactions and duplicated active ingredients between medicines.
@@ -401,16 +457,17 @@ def check_interactions(drugs: list[str]) -> dict:
         drugs: Two or more brand or active-ingredient names.
 
     Returns:
-        pairs with severity, description and management; duplicates; unknown names (not checked).
+        pairs with severity, description, management and sources; duplicates; unknown names (not checked).
     """
     names = _text_list(drugs, "drugs", 2, MAX_DRUGS)
     db = load_db()
     results = [db.resolve(name) for name in names]
     lang: Lang = "tr" if any(r.lang == "tr" for r in results) else "en"
+    # Only exact names are checked: a typo read as a medicine could report the wrong pair as safe.
     resolved = [
         (db.display_name(r.target, lang), db.ingredient_ids(r.target))
         for r in results
-        if r.status == "found" and r.target is not None
+        if r.status == "found" and r.target is not None and not r.corrected
     ]
     pairs: list[dict] = []
     duplicates: list[dict] = []
@@ -427,19 +484,18 @@ def check_interactions(drugs: list[str]) -> dict:
             ]
             found = _interaction_entries(db, (name_a, ids_a), (name_b, ids_b), lang)
             if not found and not shared:
-                found = [{"drugs": [name_a, name_b], "severity": None, "description": NO_KNOWN_INTERACTION[lang]}]
+                covered = all(db.in_reference(x) for x in [*ids_a, *ids_b])
+                found = [
+                    {
+                        "drugs": [name_a, name_b],
+                        "severity": None,
+                        "description": (NOT_LISTED if covered else NOT_CHECKED)[lang],
+                    }
+                ]
             pairs += found
     pairs.sort(key=lambda p: SEVERITY_RANK.get(p["severity"], len(SEVERITY_RANK)))
     out: dict[str, Any] = {"pairs": pairs, "duplicates": duplicates}
-    unknown = [
-        {
-            "name": name,
-            "reason": "ambiguous" if r.status == "ambiguous" else "not found",
-            "suggestions": [db.display_name(t, lang) for t in r.candidates],
-        }
-        for name, r in zip(names, results, strict=True)
-        if r.status != "found"
-    ]
+    unknown = [_unchecked(db, name, r, lang) for name, r in zip(names, results, strict=True) if _is_unchecked(r)]
     if unknown:
         out["unknown"] = unknown
         out["warning"] = _UNCHECKED_WARNING[lang]
@@ -447,24 +503,57 @@ def check_interactions(drugs: list[str]) -> dict:
     return out
 
 
+def _is_unchecked(res: Resolution) -> bool:
+    return res.status != "found" or res.corrected
+
+
+def _unchecked(db: DrugDB, name: str, res: Resolution, lang: Lang) -> dict:
+    reason = "unconfirmed" if res.status == "found" else res.status
+    targets = [res.target] if res.status == "found" and res.target is not None else res.candidates
+    return {
+        "name": name,
+        "reason": _UNCHECKED_REASONS[reason],
+        "suggestions": [db.display_name(t, lang) for t in targets],
+    }
+
+
 def _interaction_entries(db: DrugDB, a: tuple[str, list[str]], b: tuple[str, list[str]], lang: Lang) -> list[dict]:
-    """One entry per known ingredient-level interaction between two resolved medicines."""
+    """One entry per pair of ingredients that the curated table or the reference lists; the more severe wins and
+    sources says which source said what."""
     (name_a, ids_a), (name_b, ids_b) = a, b
+    edition = db.reference["source"]["edition"]
     entries = []
     for ing_a in ids_a:
         for ing_b in ids_b:
-            for ix in db.interactions_between(ing_a, ing_b):
-                entry = {"drugs": [name_a, name_b], "severity": ix["severity"]}
-                if len(ids_a) > 1 or len(ids_b) > 1:  # say which parts of a combination interact
-                    entry["ingredients"] = [
-                        db.ingredients[ing_a][f"name_{lang}"],
-                        db.ingredients[ing_b][f"name_{lang}"],
-                    ]
-                entry.update(
-                    description=ix[f"description_{lang}"], management=ix[f"management_{lang}"], source=ix["source"]
-                )
-                entries.append(entry)
+            curated = db.interactions_between(ing_a, ing_b)
+            listed = db.reference_between(ing_a, ing_b)
+            if not curated and not listed:
+                continue
+            sources = [{"source": ix["source"], "severity": ix["severity"]} for ix in curated]
+            sources += [
+                {"source": f"ANSM thesaurus {edition}: {r['entry']}", "severity": r["severity"]} for r in listed
+            ]
+            severity = min((s["severity"] for s in sources), key=SEVERITY_RANK.__getitem__)
+            entry: dict[str, Any] = {"drugs": [name_a, name_b], "severity": severity}
+            if len(ids_a) > 1 or len(ids_b) > 1:  # say which parts of a combination interact
+                entry["ingredients"] = [db.ingredients[ing_a][f"name_{lang}"], db.ingredients[ing_b][f"name_{lang}"]]
+            texts = [ix[f"description_{lang}"] for ix in curated]
+            top_curated = min((ix["severity"] for ix in curated), key=SEVERITY_RANK.__getitem__, default=None)
+            if top_curated != severity:  # the reference is stricter: say why in its words
+                texts += [_mechanism(r, lang) for r in listed if r["severity"] == severity]
+            entry["description"] = " ".join(dict.fromkeys(texts))
+            if top_curated == severity:
+                entry["management"] = " ".join(ix[f"management_{lang}"] for ix in curated if ix["severity"] == severity)
+            else:
+                entry["management"] = LEVEL_MANAGEMENT[severity][lang]
+            entry["sources"] = sources
+            entries.append(entry)
     return entries
+
+
+def _mechanism(row: dict, lang: Lang) -> str:
+    text = row[f"mechanism_{lang}"]
+    return f"{text} ({row[f'when_{lang}']})" if f"when_{lang}" in row else text
 
 
 _DOSE_REASONS = {
@@ -489,7 +578,22 @@ _DOSE_REASONS = {
         "tr": "{limit} altında doz yalnızca hekim tarafından belirlenir.",
         "en": "Under {limit} the dose must come from a doctor.",
     },
+    "implausible_weight": {
+        "tr": "{weight:g} kg, {age} için olağan aralığın çok dışında ({band}, WHO büyüme eğrileri): kiloyu (kg, "
+        "pound değil) kontrol edin; doz hekimden alınmalı.",
+        "en": "{weight:g} kg is far outside the usual range for {age} ({band}, WHO growth charts): check the "
+        "weight (kg, not lb); the dose must come from a doctor.",
+    },
+    "product_age": {
+        "tr": "{brand} {limit} ve üstü içindir; bu yaşa uygun bir ürün için eczacınıza danışın.",
+        "en": "{brand} is for {limit} and over; ask a pharmacist for a product suited to this age.",
+    },
 }
+_SOLID_FOR_ADULTS = {
+    "tr": "12 yaş ve üstünde katı form (tablet, kapsül) tercih edilir; şurupla yetişkin dozu çok hacim gerektirir.",
+    "en": "From 12 years a solid form (tablet, capsule) is preferred; an adult dose of syrup is a large volume.",
+}
+ADULT_FORMS_FROM_YEARS = 12
 
 
 @_tool
@@ -508,7 +612,7 @@ def calculate_dose(drug: str, weight_kg: float, age_years: float) -> dict:
     weight = _number(weight_kg, "weight_kg", 0.0, WEIGHT_MAX_KG, low_open=True)
     age = _number(age_years, "age_years", 0.0, AGE_MAX_YEARS)
     db = load_db()
-    target, lang, corrected = _find(db, name)
+    target, lang, corrected = _find(db, name, exact=True)
     out = _header(db, target, lang, corrected, name)
     out["weight_kg"] = weight
     out["age_years"] = age
@@ -523,6 +627,15 @@ def calculate_dose(drug: str, weight_kg: float, age_years: float) -> dict:
         out["disclaimer"] = DISCLAIMER[lang]
         return out
 
+    if band := implausible(weight, age):
+        low, high = band
+        shown = f"{low:g}-{high:g} kg" if high is not None else f">= {low:g} kg"
+        reason = _DOSE_REASONS["implausible_weight"][lang]
+        return refer([reason.format(weight=weight, age=_years(age, lang), band=shown)])
+    product = db.products[target.id] if target.kind == "product" else None
+    if product is not None and age < product.get("min_age_years", 0):
+        reason = _DOSE_REASONS["product_age"][lang]
+        return refer([reason.format(brand=product["brand"], limit=_years(product["min_age_years"], lang))])
     if len(ids) > 1:
         return refer([_DOSE_REASONS["combination"][lang]])
     if db.ingredients[ids[0]]["high_risk"]:
@@ -540,13 +653,16 @@ def calculate_dose(drug: str, weight_kg: float, age_years: float) -> dict:
             ]
         )
     out["per_dose_mg"] = dose.per_dose_mg
-    if target.kind == "product":
-        liquid = next(
-            (p for p in db.products[target.id]["presentations"] if p["form"] in LIQUID_FORMS and "mg_per_ml" in p), None
-        )
-        if liquid is not None:
+    if product is not None:
+        liquid = next((p for p in product["presentations"] if p["form"] in LIQUID_FORMS and "mg_per_ml" in p), None)
+        if liquid is not None and age < ADULT_FORMS_FROM_YEARS:
             out["per_dose_ml"] = dose_in_ml(dose.per_dose_mg, liquid["mg_per_ml"])
             out["liquid_strength"] = liquid["strength"]
+        elif liquid is not None:
+            solid = {**product, "presentations": [p for p in product["presentations"] if p["form"] not in LIQUID_FORMS]}
+            if solid["presentations"]:
+                out["forms"] = _forms(solid, lang)
+            out["note"] = _SOLID_FOR_ADULTS[lang]
     out["interval_hours"] = dose.interval_hours
     out["max_doses_per_day"] = dose.max_doses_per_day
     out["max_daily_mg"] = dose.max_daily_mg
@@ -664,7 +780,7 @@ def check_contraindications(
     age = None if age_years is None else _number(age_years, "age_years", 0.0, AGE_MAX_YEARS)
     texts = [] if conditions is None else _text_list(conditions, "conditions", 0, MAX_CONDITIONS, _CONDITION_PUNCT)
     db = load_db()
-    target, lang, corrected = _find(db, name)
+    target, lang, corrected = _find(db, name, exact=True)
     if any(looks_turkish(t) for t in texts):
         lang = "tr"
     out = _header(db, target, lang, corrected, name)
@@ -683,7 +799,9 @@ def check_contraindications(
         if source and source not in sources:
             sources.append(source)
 
-    matched = [(t, db.match_conditions(t)) for t in texts]
+    read = [(t, *db.read_conditions(t)) for t in texts]
+    matched = [(t, found) for t, found, negated in read if found or not negated]
+    negated_ids = [cid for _, _, negated in read for cid in negated]
     # "astım" and "asthma" name one condition: report it once.
     condition_ids = list(dict.fromkeys(cid for _, found in matched for cid in found))
     for ing_id in ids:
@@ -717,6 +835,16 @@ def check_contraindications(
                 label = db.conditions[cid][f"name_{lang}"]
                 source = sections["contraindications" if level == "avoid" else "warnings"]["source"]
                 add(ing, label, level, _MSG[f"condition_{level}"][lang].format(label=label), source)
+    product = db.products[target.id] if target.kind == "product" else None
+    if product is not None and age is not None and age < product.get("min_age_years", 0):
+        limit = _years(product["min_age_years"], lang)
+        add(
+            None,
+            _MSG["age"][lang],
+            "avoid",
+            f"{product['brand']}: " + _MSG["too_young"][lang].format(limit=limit),
+            None,
+        )
     for cid in condition_ids:
         if not any(cid in db.ingredients[i]["safety"]["conditions"] for i in ids):
             label = db.conditions[cid][f"name_{lang}"]
@@ -726,6 +854,8 @@ def check_contraindications(
             add(None, cond_text, "unknown", _MSG["condition_unknown"][lang], None)
     out["verdict"] = max((r["level"] for r in reasons), key=VERDICT_RANK.__getitem__, default="ok")
     out["reasons"] = reasons
+    if negated := [db.conditions[c][f"name_{lang}"] for c in dict.fromkeys(negated_ids) if c not in condition_ids]:
+        out["not_counted"] = negated  # the patient said they do not have these
     if not reasons:
         out["note"] = _MSG["nothing_checked"][lang]
     if sources:

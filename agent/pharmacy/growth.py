@@ -1,0 +1,66 @@
+"""Whether a child's weight is plausible for its age, from WHO weight-for-age medians.
+
+Medians (kg) of the WHO Child Growth Standards (0-5 years, 2006) and the WHO Growth Reference (5-10 years,
+2007), boys and girls. The band is 0.6x the lower (girls') median to 2x the higher (boys') median, wider
+than -3 SD to +3 SD at every age, so a real child is almost never refused while a weight typed in pounds, a
+temperature read as a weight, or an adult's weight given for a baby is. WHO gives no weight-for-age past 10
+years (BMI instead); from there only the lower bound holds, and adults (18+) are not checked.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+# age in years: (girls' median, boys' median)
+WHO_MEDIANS_KG: dict[float, tuple[float, float]] = {
+    0.0: (3.2, 3.3),
+    1 / 12: (4.2, 4.5),
+    2 / 12: (5.1, 5.6),
+    3 / 12: (5.8, 6.4),
+    4 / 12: (6.4, 7.0),
+    5 / 12: (6.9, 7.5),
+    0.5: (7.3, 7.9),
+    0.75: (8.2, 8.9),
+    1.0: (8.9, 9.6),
+    1.5: (10.2, 10.9),
+    2.0: (11.5, 12.2),
+    3.0: (13.9, 14.3),
+    4.0: (16.1, 16.3),
+    5.0: (18.2, 18.3),
+    6.0: (20.2, 20.5),
+    7.0: (22.4, 22.9),
+    8.0: (25.0, 25.4),
+    9.0: (28.1, 28.2),
+    10.0: (31.2, 31.9),
+}
+LOW, HIGH = 0.6, 2.0
+ADULT_YEARS = 18.0
+_AGES = sorted(WHO_MEDIANS_KG)
+
+
+def _median(age: float, side: int) -> float:
+    age = min(age, _AGES[-1])
+    i = bisect_right(_AGES, age) - 1
+    if i == len(_AGES) - 1:
+        return WHO_MEDIANS_KG[_AGES[i]][side]
+    a, b = _AGES[i], _AGES[i + 1]
+    lo, hi = WHO_MEDIANS_KG[a][side], WHO_MEDIANS_KG[b][side]
+    return lo + (hi - lo) * (age - a) / (b - a)
+
+
+def weight_band(age_years: float) -> tuple[float, float | None] | None:
+    """(lowest, highest) plausible weight in kg for age_years; highest is None past 10 years; None for adults."""
+    if age_years >= ADULT_YEARS:
+        return None
+    low = round(LOW * _median(age_years, 0), 1)
+    high = round(HIGH * _median(age_years, 1), 1) if age_years <= _AGES[-1] else None
+    return low, high
+
+
+def implausible(weight_kg: float, age_years: float) -> tuple[float, float | None] | None:
+    """The band weight_kg falls outside of for age_years, or None when it is plausible."""
+    band = weight_band(age_years)
+    if band is None:
+        return None
+    low, high = band
+    return band if weight_kg < low or (high is not None and weight_kg > high) else None

@@ -1,0 +1,96 @@
+"""Plausibility and conditions: the review's D5, D10, I3 and W12, and the issue's examples."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.pharmacy.growth import WHO_MEDIANS_KG, implausible, weight_band
+from agent.pharmacy.tools import calculate_dose, check_contraindications
+
+
+@pytest.mark.parametrize(
+    ("drug", "weight", "age"),
+    [("Parol", 150, 0.5), ("Calpol", 60, 0.3), ("Parol", 40, 4), ("Nurofen", 38.5, 2), ("ibuprofen", 90, 1)],
+)
+def test_D10_weight_far_outside_the_range_for_the_age_is_referred(drug, weight, age):
+    result = calculate_dose(drug, weight, age)
+    assert result["refer_to_doctor"] is True and "per_dose_mg" not in result
+    assert "WHO" in result["reasons"][0] and f"{weight:g} kg" in result["reasons"][0]
+
+
+@pytest.mark.parametrize(("weight", "age"), [(7.9, 0.5), (12, 1), (18, 5), (31, 10), (16, 4), (5.5, 0.25)])
+def test_D10_usual_weights_are_dosed(weight, age):
+    result = calculate_dose("Calpol", weight, age)
+    assert result["refer_to_doctor"] is False and result["per_dose_mg"] > 0
+
+
+def test_the_band_is_wider_than_three_sd_and_documented_medians_rise():
+    medians = [WHO_MEDIANS_KG[a] for a in sorted(WHO_MEDIANS_KG)]
+    assert all(a[0] <= b[0] and a[1] <= b[1] for a, b in zip(medians, medians[1:], strict=False))
+    # WHO -3 SD / +3 SD at 12 months (girls 7.0 kg, boys 13.3 kg) lie inside the band.
+    low, high = weight_band(1.0)
+    assert low < 7.0 and high > 13.3
+    assert implausible(70, 30) is None and weight_band(18) is None  # adults are not checked
+    assert implausible(15, 14) is not None  # from 10 years only the lower bound holds
+
+
+def test_W12_a_product_age_band_is_respected():
+    young = calculate_dose("Calpol 6 Plus", 6, 0.25)
+    assert young["refer_to_doctor"] is True and "Calpol 6 Plus" in young["reasons"][0]
+    assert "per_dose_ml" not in young
+    verdict = check_contraindications("Calpol 6 Plus", age_years=3)
+    assert verdict["verdict"] == "avoid"
+    older = calculate_dose("Calpol 6 Plus", 22, 7)
+    assert older["refer_to_doctor"] is False and older["per_dose_ml"] > 0
+
+
+def test_W12_adults_get_the_solid_form_not_40_ml_of_syrup():
+    adult = calculate_dose("Parol", 70, 35)
+    assert "per_dose_ml" not in adult and adult["per_dose_mg"] == 1000
+    assert adult["forms"] == ["500 mg tablet"] and adult["note"]
+    child = calculate_dose("Parol", 20, 5)
+    assert child["per_dose_ml"] == 12.5
+
+
+@pytest.mark.parametrize("low_bp", ["tansiyonum düşük", "tansiyon düşüklüğü", "düşük tansiyon", "tansiyonum çok düşük"])
+def test_D5_low_blood_pressure_is_not_hypertension(low_bp):
+    for drug in ("Viagra", "Nitrolingual", "Cialis"):
+        result = check_contraindications(drug, conditions=[low_bp])
+        assert result["verdict"] == "avoid", (drug, low_bp, result)
+        assert [r["factor"] for r in result["reasons"]] == ["Düşük tansiyon"]
+    assert check_contraindications("Viagra", conditions=["low blood pressure"])["verdict"] == "avoid"
+    high = check_contraindications("Viagra", conditions=["tansiyonum yüksek"])
+    assert [r["factor"] for r in high["reasons"]] == ["Yüksek tansiyon"]
+
+
+@pytest.mark.parametrize(
+    ("text", "negated"),
+    [
+        ("astımım yok", "Astım"),
+        ("astım hastası değilim", "Astım"),
+        ("no asthma", "Asthma"),
+        ("I don't have asthma", "Asthma"),
+        ("without kidney disease", "Kidney failure"),
+    ],
+)
+def test_I3_negated_conditions_are_not_counted(text, negated):
+    drug = "Nurofen" if negated == "Astım" else "ibuprofen"  # the result speaks the drug name's language
+    result = check_contraindications(drug, conditions=[text])
+    assert result["reasons"] == [] and result["not_counted"] == [negated]
+    assert result["verdict"] == "ok"
+
+
+def test_I3_a_clause_negates_only_itself_and_doubt_is_not_a_no():
+    result = check_contraindications("Nurofen", conditions=["astımım var ama böbrek hastalığım yok"])
+    assert [r["factor"] for r in result["reasons"]] == ["Astım"] and result["not_counted"] == ["Böbrek yetmezliği"]
+    unsure = check_contraindications("Nurofen", conditions=["astım olup olmadığından emin değilim"])
+    assert [r["factor"] for r in unsure["reasons"]] == ["Astım"]
+
+
+def test_I3_ulcerative_colitis_is_not_a_peptic_ulcer():
+    for text in ("ülseratif kolit", "ulcerative colitis", "Crohn hastalığı"):
+        result = check_contraindications("Nurofen", conditions=[text])
+        factors = [r["factor"] for r in result["reasons"]]
+        assert "Peptik ülser" not in factors and "Peptic ulcer" not in factors, (text, factors)
+        assert result["verdict"] in ("caution", "ok")
+    assert check_contraindications("Nurofen", conditions=["mide ülseri"])["verdict"] == "avoid"
