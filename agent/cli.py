@@ -117,6 +117,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="local backend: let a grounded name stop at the first word of a longer name of the drug data "
         '(default: "loperamid hidroklorür" is not cut to "loperamid")',
     )
+    p.add_argument(
+        "--no-names-only",
+        action="store_true",
+        help="local backend: let a grounded name be any span of the conversation (default: when the conversation "
+        "holds a medicine name, the name must be one of them, not a nearby place or symptom)",
+    )
     p.add_argument("--no-stream", action="store_true", help="print the answer only when it is complete")
     p.add_argument("--json", action="store_true", help="print the transcript and stats as JSON")
     p.add_argument(
@@ -238,6 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         examples=None if args.no_examples or getattr(args, "adapter_loaded", False) else demo_examples(),
         grounded_names=not args.no_grounded_names,
         whole_names=not args.no_whole_names,
+        names_only=not args.no_names_only,
         on_event=printer,
     )
 

@@ -131,7 +131,7 @@ class PharmacistApp:
         config = AgentConfig(system_prompt=prompt, max_steps=int(max_steps))
         return pharmacist_agent(
             self.model, self.tokenizer, config=config, generator=self.generator, examples=self.examples,
-            on_event=on_event,
+            on_event=on_event, language={"TR": "tr", "EN": "en"}.get(language),
         )  # fmt: skip
 
     def run(

@@ -261,38 +261,42 @@ def test_bad_input():
 
 
 def test_the_pharmacist_grounds_drug_names_in_the_drug_data_and_the_engine_grounds_nothing_by_itself():
-    from agent.pharmacy.tools import is_known_name, search_drug
+    from agent.pharmacy.tools import is_known_name, is_medicine_name, search_drug
 
     tokenizer = repo_tokenizer()
     constraint = pharmacist_agent(None, tokenizer).constraint
-    assert constraint.arguments == ("drug", "drugs") and constraint.known_name is is_known_name
+    assert constraint.arguments == ("drug", "drugs") and constraint.known_name is is_medicine_name
+    assert constraint.names_only
     # with tools of the caller's own beside the pharmacy's, the rule stays on (it used to be silently off)
-    assert pharmacist_agent(None, tokenizer, tools=[lookup, search_drug]).constraint.known_name is is_known_name
-    assert pharmacist_agent(None, tokenizer, whole_names=False).constraint.known_name is None
+    assert pharmacist_agent(None, tokenizer, tools=[lookup, search_drug]).constraint.known_name is is_medicine_name
+    assert pharmacist_agent(None, tokenizer, names_only=False).constraint.known_name is is_known_name
+    assert pharmacist_agent(None, tokenizer, whole_names=False, names_only=False).constraint.known_name is None
     assert pharmacist_agent(None, tokenizer, grounded_names=False).constraint is None
     assert Agent(None, tokenizer, [lookup]).constraint is None  # the engine knows no drug names
 
 
-@pytest.mark.parametrize("whole_names", [True, False])
-def test_the_local_generator_decodes_under_the_whole_name_rule(tiny_model_dir, monkeypatch, whole_names):
+@pytest.mark.parametrize(("whole_names", "names_only"), [(True, True), (True, False), (False, False)])
+def test_the_local_generator_decodes_under_the_whole_name_rule(tiny_model_dir, monkeypatch, whole_names, names_only):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     import agent.engine.agent as agent_module
-    from agent.pharmacy.tools import is_known_name
+    from agent.pharmacy.tools import is_known_name, is_medicine_name
 
     seen: list = []
     real = agent_module.GroundedNames
 
-    def recording(tokenizer, sources, known_name=None, *, arguments):
-        seen.append(known_name)
-        return real(tokenizer, sources, known_name, arguments=arguments)
+    def recording(tokenizer, sources, known_name=None, *, arguments, names_only=False):
+        seen.append((known_name, names_only))
+        return real(tokenizer, sources, known_name, arguments=arguments, names_only=names_only)
 
     monkeypatch.setattr(agent_module, "GroundedNames", recording)
     model = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
     tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
     config = AgentConfig(max_steps=1, max_new_tokens=4)
-    pharmacist_agent(model, tokenizer, config=config, whole_names=whole_names).run("Parol ne işe yarar?")
-    assert seen and all(k is (is_known_name if whole_names else None) for k in seen)
+    agent = pharmacist_agent(model, tokenizer, config=config, whole_names=whole_names, names_only=names_only)
+    agent.run("Parol ne işe yarar?")
+    known = is_medicine_name if names_only else is_known_name if whole_names else None
+    assert seen and all(k is known and only is names_only for k, only in seen)
 
 
 # --- the dose check (agent.pharmacy.dose_check) ---------------------------------------------------------

@@ -341,7 +341,7 @@ def _sources(obj, path=""):
             yield from _sources(value, f"{path}/{key}")
 
 
-@pytest.mark.parametrize("name", ["drugs", "products", "interactions"])
+@pytest.mark.parametrize("name", ["drugs", "products", "interactions", "dosing"])
 def test_I1_every_source_is_honest(name):
     doc = json.loads((DATA_DIR / f"{name}.json").read_text(encoding="utf-8"))
     assert "not verified" in doc["about"] and "from memory" in doc["about"]

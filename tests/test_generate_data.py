@@ -103,7 +103,8 @@ def test_tool_results_are_the_real_tools_results(conversations):
             if m["role"] == "tool":
                 fn = calls[m["tool_call_id"]]
                 assert fn["name"] == m["name"]
-                real = tools[fn["name"]](**json.loads(fn["arguments"]))
+                # called as the agent calls them: with the patient's language
+                real = tools[fn["name"]](**json.loads(fn["arguments"]), language=conv["meta"]["lang"])
                 assert m["content"] == json.dumps(real, ensure_ascii=False)
                 checked += 1
     assert checked > 150
@@ -259,7 +260,8 @@ def test_weights_argument_errors_name_the_item(text: str):
 # training_info records (stage 2's data, --extended, is also what the extended-alone run, eval/results/extended_*,
 # trained on). The generator reproduced them byte for byte up to 5e126b2; since then the tools answer differently
 # (docs/drug-data.md: names are no longer read as neighbours, the ANSM interaction reference, honest sources, Rx
-# statuses), so the same commands now write REGENERATED_SHA256. The committed adapter predates those answers.
+# statuses; and every result is in the patient's language, as the agent now asks), so the same commands now write
+# REGENERATED_SHA256. The committed adapter predates those answers.
 TRAIN_DATA_SHA256 = {
     1: "e39bc8f865176cc4469450f94a7d0d5932c097b3118403eb99145e3bcb8e57d7",
     2: "38a569c41b3996c25c83f2afe6bced44c847ef26db2962cdabf44a0f1958bd47",
@@ -281,17 +283,17 @@ def _stage_infos() -> list[dict]:
 
 # What the same commands write today (a change here is a change of the training data: say why above).
 REGENERATED_SHA256 = {
-    1: "27feffee24f54a560864b910faf3e0944ad57d54d7dae9ce3f2b6f38e0aaeb50",
-    2: "99a7ea401583c357d3b88f01c11c38debe9923d7d2cfbd48364228f77f55dedc",
-    3: "9c767cfcf78ac40fb5e120ceab28dca4959664adf991e677e34df7087aec9c28",
-    4: "b3b1969c09ffc05a17dd5642055ec964e56dc50a1f76c2a5a849b87531dac8c6",
-    5: "0356b0d86bdc0ae4b57ffeef07d577e9fb6ce9ba1254b253bb42ac275ae1dbc4",
-    6: "2b2b9dada9d34c608c8accebc32ee1517c3b7ff05aecdfa616421af5fb57e380",
-    7: "f9731e0e69980f6e441abfb5d03eb507c01d89fb85c2e3f6ca73752cc23a805e",
-    8: "9402ad394d252a81f64c4593284ba3ba8e4090145f909ff7f22aae45adf181a6",
-    9: "65b697df542b8cc74a265bcec2581fdd090f7e7609b7c73a3d11ab0d64cc2c7a",
-    10: "d8176df6c97499bc95623c8e0b1553b70fef69b0867555662a6c6f3bf63e7c6d",
-    "gpu_second_epoch": "f9ddb65dfa114c0d75eedb0d6030ae6d447156515e37ce516ff4d59c80f7304f",
+    1: "396351b251f7efa31dfaf0075597de21d1419da93d692fe39056124ce306cd12",
+    2: "a9a9d5400bd82fb2545cd781cd0102ea4887925021bf0034e47b6c5a06b4d8a4",
+    3: "e71310da9821deac44610a4ede1b5976a9130509aae03d46f0866b9a25799d2d",
+    4: "e299a7272989af97feeefe43dbf1cf777a244a34e89fc9481debc4061e2780d6",
+    5: "b7e05232d5d8f4bba6aca8ddb9f18ba248b66dbe5af511b37b12938ba5e85c70",
+    6: "53639c7837e16dc3044d02bb4e720de7dab95d400a981f01c0c10499de23ef32",
+    7: "7f6d5718716704b9788b65473c14d0c8324c8e6aa48a5374d561f6d86484ffdb",
+    8: "cd995c38a4ecbd2176a2ad7aaf6b55b03ad53b22dcc36e126c5b25ecef6b8822",
+    9: "74bd8ca0ed5bfc3332352e7a12ab914ea3fa9d2689cb00d7b710e0793e056768",
+    10: "df42cf4996b673d2e11f851b7098d18f2264857e9c70da04f633a5a8953bb953",
+    "gpu_second_epoch": "ce6166a57219148ab3437ed5ddbeb2d42f5a26d5751548ddc35df46fc60e5ba9",
 }
 
 

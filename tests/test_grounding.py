@@ -187,3 +187,70 @@ def test_the_default_model_calls_tools_with_names_the_patient_wrote(default_mode
             names += [arguments["drug"]] if "drug" in arguments else arguments.get("drugs", [])
     assert names, result.messages
     assert all(n in question or n in question.title() for n in names), names
+
+
+def test_names_only_keeps_a_name_to_the_medicines_the_conversation_holds(smollm_tokenizer):
+    from agent.pharmacy.tools import is_medicine_name
+
+    def texts(sources: list[str], value: str, prefix: str = CALL) -> set[str] | None:
+        constraint = GroundedNames(
+            smollm_tokenizer, sources, is_medicine_name, arguments=("drug", "drugs"), names_only=True
+        )
+        for token_id in smollm_tokenizer(prefix + value, add_special_tokens=False)["input_ids"]:
+            constraint.advance(token_id)
+        return allowed_texts(smollm_tokenizer, constraint)
+
+    story = ["İstanbul'da eczaneye gittim, ateşim var, annem Coumadin kullanıyor, duloksetin de var"]
+    first = texts(story, "")
+    assert any(t.startswith(("C", "Co")) for t in first) and any(t.startswith("d") for t in first)
+    assert not any(t.startswith(("İ", "I", "ecz", "at", "ann")) for t in first)  # a place, a pharmacy, a symptom
+    assert texts(story, "Coumadin") >= {'"', '"}'}
+    assert texts(story, "duloksetin") >= {'"'}  # a reference substance the data lacks is a name too
+    assert texts(story, "Coumadin", PAIR) >= {'"', '",', '"]'}
+    # a conversation with no medicine name leaves any span (the tools then say "not in the database")
+    free = texts(["Xyzolin diye bir ilaç aldım"], "")
+    assert any(t.startswith("X") for t in free) and any(t.startswith("il") for t in free)
+
+
+def test_names_only_is_the_default_and_can_be_turned_off():
+    from agent.eval.runner import build_parser
+    from agent.pharmacy import pharmacist_agent
+    from agent.pharmacy.tools import is_known_name, is_medicine_name
+
+    assert build_parser().parse_args(["c.jsonl"]).names_only is True
+    assert build_parser().parse_args(["c.jsonl", "--no-names-only"]).names_only is False
+    from ppsf_helpers import repo_tokenizer
+
+    off = pharmacist_agent(None, repo_tokenizer(), names_only=False).constraint
+    on = pharmacist_agent(None, repo_tokenizer()).constraint
+    assert (off.names_only, off.known_name) == (False, is_known_name)
+    assert (on.names_only, on.known_name) == (True, is_medicine_name)
+
+
+def test_names_only_takes_the_longest_name_typos_the_tools_read_and_no_repeats(smollm_tokenizer):
+    from agent.pharmacy.tools import is_medicine_name
+
+    def texts(sources: list[str], text: str) -> set[str] | None:
+        constraint = GroundedNames(
+            smollm_tokenizer, sources, is_medicine_name, arguments=("drug", "drugs"), names_only=True
+        )
+        for token_id in smollm_tokenizer(text, add_special_tokens=False)["input_ids"]:
+            constraint.advance(token_id)
+        return allowed_texts(smollm_tokenizer, constraint)
+
+    closes = lambda allowed: any('"' in t for t in allowed or ())  # noqa: E731
+    story = ["sefuroksim aksetil ile Cipralex arasında etkileşim var mı"]
+    assert not closes(texts(story, PAIR + "sefuroksim")) and closes(texts(story, PAIR + "sefuroksim aksetil"))
+    typo = ["Can Spirnoolactone and thyroxine be used at the same time?"]
+    assert any(t.startswith("Sp") for t in texts(typo, PAIR))  # a typo the tools read is a name to copy
+    second = texts(typo, PAIR + 'thyroxine", "')  # never the same name twice: only the other one is offered
+    assert any(t.startswith("Sp") for t in second) and not any(t.startswith(("th", "Th")) for t in second)
+    assert closes(texts(typo, PAIR + 'thyroxine", "Spirnoolactone'))
+
+
+def test_a_typo_is_a_name_only_as_one_word():
+    from agent.pharmacy.tools import is_medicine_name
+
+    assert is_medicine_name("Spirnoolactone") and is_medicine_name("L-tyhroxine")
+    assert not is_medicine_name("imodium on") and not is_medicine_name("duloksetin de")
+    assert is_medicine_name("imodium") and is_medicine_name("duloksetin")

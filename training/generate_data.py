@@ -717,9 +717,14 @@ class Exchange:
         return out
 
 
+# The language of the exchange being written: the agent gives it to every tool (agent.pharmacy.prompts.tool_context),
+# so the tool results, and the answers built from them, are in the patient's language whatever the brand's origin.
+_patient_lang: str | None = None
+
+
 def call(name: str, **arguments: Any) -> tuple[str, dict, dict]:
-    """A real tool call: (name, arguments, the tool's actual result)."""
-    return name, arguments, TOOLS_BY_NAME[name](**arguments)
+    """A real tool call, as the agent makes it: (name, the model's arguments, the tool's actual result)."""
+    return name, arguments, TOOLS_BY_NAME[name](**arguments, language=_patient_lang)
 
 
 def _err_answer(result: dict, lang: str, asked: str) -> tuple[str, list[str]]:
@@ -1201,6 +1206,14 @@ class Generator:
     )
 
     def exchange(self, kind: str, lang: str) -> Exchange:
+        global _patient_lang
+        _patient_lang, before = lang, _patient_lang
+        try:
+            return self._exchange(kind, lang)
+        finally:
+            _patient_lang = before
+
+    def _exchange(self, kind: str, lang: str) -> Exchange:
         if kind in ("greeting", "thanks", "offtopic", "refusal"):
             return self.no_tool(lang, kind)
         if kind == "ingredient":

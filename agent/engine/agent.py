@@ -52,13 +52,16 @@ class GroundedArguments:
     """Which tool arguments the local generator grounds in the conversation (agent.engine.grounding).
 
     arguments: the grounded string argument and list argument; known_name: where a value may not stop short
-    of a longer known name ("İzosorbid" of "İzosorbid mononitrat"), None to allow it."""
+    of a longer known name ("İzosorbid" of "İzosorbid mononitrat"), None to allow it; names_only: a value must be
+    a known name when the conversation holds one."""
 
     arguments: tuple[str, str]
     known_name: Callable[[str], bool] | None = None
+    names_only: bool = False
 
     def __call__(self, tokenizer: Any, messages: list[dict]) -> GroundedNames:
-        return GroundedNames(tokenizer, conversation_texts(messages), self.known_name, arguments=self.arguments)
+        texts = conversation_texts(messages)
+        return GroundedNames(tokenizer, texts, self.known_name, arguments=self.arguments, names_only=self.names_only)
 
 
 def no_answer(messages: list[dict], outcomes: list[Outcome], max_steps: int, ran_out: bool) -> str:
@@ -146,6 +149,7 @@ class Agent:
         fallback: Fallback = no_answer,
         examples: list[dict] | None = None,
         on_event: Callable[[Event], None] | None = None,
+        tool_context: Callable[[list[dict]], dict[str, Any]] | None = None,
     ) -> None:
         self.config = config or AgentConfig()
         self.tokenizer = tokenizer
@@ -164,6 +168,8 @@ class Agent:
         # they are part of every prompt, not of the returned transcript.
         self.examples = [dict(m) for m in examples or []]
         self.on_event = on_event
+        # Values for the tools' context arguments (agent.engine.toolbox.context_arguments), from the conversation.
+        self.tool_context = tool_context
 
     @property
     def max_steps(self) -> int:
@@ -215,8 +221,9 @@ class Agent:
                 log.write("stats", stats=stats.to_dict())
                 self._emit({"type": "final", "message": messages[-1], "stats": stats.to_dict()})
                 return AgentResult(messages[-1], _without(messages, head, shown), stats, replaced)
+            context = self.tool_context(_without(messages, head, shown)) if self.tool_context else None
             for call, checked in zip(assistant["tool_calls"], calls, strict=True):  # in order
-                output = self.toolbox.call(checked["name"], checked["arguments"])
+                output = self.toolbox.call(checked["name"], checked["arguments"], context)
                 fn = call["function"]
                 self._append_tool_result(messages, log, fn["name"], call["id"], output, outcomes)
             log.write("step", stats=asdict(stats.steps[-1]))

@@ -120,6 +120,10 @@ def _vocab(tokenizer) -> _Vocab:
     return _Vocab(tokenizer)
 
 
+def _fold(data: bytes) -> str:
+    return data.decode("utf-8", "ignore").casefold()
+
+
 def _case_variants(text: str) -> list[str]:
     return [text, text.title()]
 
@@ -140,6 +144,11 @@ class GroundedNames:
     then not close where this place of the text goes on, by up to three more words joined by spaces or
     hyphens, to a longer known name. The rule is per place: a value the text also has on its own elsewhere
     ("Loperamid" in an earlier tool result) may still close there.
+
+    names_only (with known_name): when the conversation holds a known name, a value must be the longest known
+    name at its place ("Coumadin", not "İstanbul", "eczane" or "ateş" next to it); with none, any span as above,
+    so a medicine nobody knows still reaches the tools (and their "not in the database"). A list element
+    never repeats an earlier one.
     """
 
     def __init__(
@@ -149,6 +158,7 @@ class GroundedNames:
         known_name: Callable[[str], bool] | None = None,
         *,
         arguments: tuple[str, str],
+        names_only: bool = False,
     ) -> None:
         """arguments: the names of the grounded string argument and of the grounded list argument."""
         self.vocab = _vocab(tokenizer)
@@ -161,6 +171,25 @@ class GroundedNames:
         self.known_name = known_name
         self._cut_short: dict[tuple[int, int], bool] = {}
         self._generated = bytearray()
+        # start -> ends of the known names the conversation holds (empty: no known name, or names_only off)
+        self._spans = self._known_spans() if names_only and known_name is not None else {}
+
+    def _known_spans(self) -> dict[int, set[int]]:
+        """Every known name in the haystack (up to four words from each word start), as start -> its ends."""
+        hay, spans = self.haystack, {}
+        for m in re.finditer(rb"(?<![\w\x80-\xff])[\w\x80-\xff]", hay):
+            start = stop = m.start()
+            for _ in range(1 + _MORE_NAME_WORDS):
+                if stop > start:
+                    joiner = _NAME_JOINER.match(hay, stop)
+                    if joiner is None or joiner.end() == len(hay) or not _is_word_byte(hay[joiner.end()]):
+                        break
+                    stop = joiner.end()
+                while stop < len(hay) and _is_word_byte(hay[stop]):
+                    stop += 1
+                if self.known_name(hay[start:stop].decode("utf-8", "ignore")):  # type: ignore[misc]
+                    spans.setdefault(start, set()).add(stop)
+        return spans
 
     def reset(self) -> None:
         """Start a new generation step."""
@@ -203,8 +232,19 @@ class GroundedNames:
         value, kind = found
         closing = self.vocab.closing[kind]
         ids: set[int] = set()
-        for start in self._occurrences(value):
-            rest = self.haystack[start + len(value) : start + len(value) + self.vocab.longest]
+        starts = self._occurrences(value)
+        if self._spans:  # only the known names the conversation holds, each once in a list
+            listed = self._listed() if kind == 1 else set()
+            starts = [
+                s
+                for s in starts
+                if s in self._spans
+                and s + len(value) <= max(self._spans[s])
+                and _fold(self.haystack[s : max(self._spans[s])]) not in listed
+            ]
+        for start in starts:
+            stop = max(self._spans[start]) if self._spans else len(self.haystack)
+            rest = self.haystack[start + len(value) : min(stop, start + len(value) + self.vocab.longest)]
             for depth in range(len(rest) + 1):
                 head = rest[:depth]
                 if depth and (head[-1:] == b"\n" or head[:-1] not in self.vocab.prefixes):
@@ -213,11 +253,19 @@ class GroundedNames:
                 end = start + len(value) + depth
                 at_word_end = end == len(self.haystack) or not _is_word_byte(self.haystack[end])
                 name = value + head
-                if name and _is_word_byte(name[-1]) and at_word_end and not self._inside_longer_name(start, end):
+                # names only: the longest known name from this place (never one cut short inside it)
+                known = end == max(self._spans[start]) if self._spans else not self._inside_longer_name(start, end)
+                if name and _is_word_byte(name[-1]) and at_word_end and known:
                     ids.update(closing.get(head, ()))
                 if depth:
                     ids.update(self.vocab.by_bytes.get(head, ()))
         return sorted(ids) or None  # never a dead end: with nothing grounded, the model goes on unconstrained
+
+    def _listed(self) -> set[str]:
+        """The elements already written in the list being written (case-folded): ["Thyroxine", "Thyroxine"]
+        checks nothing, so a name is not offered twice."""
+        tail = self._call_tail() or b""
+        return {_fold(e) for e in re.findall(rb'"([^"\\]*)"', tail[tail.rfind(b"[") + 1 :])}
 
     def _inside_longer_name(self, start: int, end: int) -> bool:
         """Whether haystack[start:end] is the start of a longer known name that the haystack goes on to."""

@@ -19,10 +19,21 @@ REPEAT_LIMIT = 3  # the third identical call (same name and arguments) in one ru
 MAX_STUCK = 8  # calls that timed out and still run; past this, tools are refused until some return
 
 
+def context_arguments(fn: Callable) -> tuple[str, ...]:
+    """The arguments of fn that the agent supplies, not the model (``fn.context_arguments``, e.g. the patient's
+    language): they are left out of the schema the model sees and filled from the conversation."""
+    return tuple(getattr(fn, "context_arguments", ()))
+
+
 def tool_schema(fn: Callable) -> dict:
     """The JSON schema of a typed, Google-docstring function, as the prompt shows it."""
     schema = get_json_schema(fn)
     schema["function"].pop("return", None)  # the model never needs it; it only costs prompt tokens
+    parameters = schema["function"].get("parameters", {})
+    for name in context_arguments(fn):
+        parameters.get("properties", {}).pop(name, None)
+        if name in parameters.get("required", []):
+            raise ValueError(f"{schema['function']['name']}: a context argument ({name}) must be optional")
     return schema
 
 
@@ -81,8 +92,9 @@ class Toolbox:
         """Forget the calls of the previous run (the repeat limit is per run)."""
         self._seen = {}
 
-    def call(self, name: str, arguments: Any) -> dict:
-        """Run one call; the result, or {"error": {"code", "message"}} naming what went wrong."""
+    def call(self, name: str, arguments: Any, context: dict[str, Any] | None = None) -> dict:
+        """Run one call; the result, or {"error": {"code", "message"}} naming what went wrong. context: values
+        for the tool's context arguments (others are ignored; None values are not passed)."""
         if name not in self._by_name:
             return error("unknown_tool", f"There is no tool {name!r}. Available tools: {', '.join(self.names)}.")
         if not isinstance(arguments, dict):
@@ -104,10 +116,11 @@ class Toolbox:
         if len(self._stuck) >= MAX_STUCK:
             return error("tool_unavailable", f"{len(self._stuck)} earlier tool calls are still running; try later.")
         outcome: dict[str, Any] = {}
+        supplied = {k: v for k, v in (context or {}).items() if k in context_arguments(fn) and v is not None}
 
         def target() -> None:
             try:
-                outcome["result"] = fn(**arguments)
+                outcome["result"] = fn(**arguments, **supplied)
             except Exception as e:  # a tool's bug must reach the model as a result, not end the run
                 outcome["error"] = e
 

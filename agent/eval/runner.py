@@ -93,6 +93,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=True,
         help="with grounded names: no name cut short inside a longer name of the drug data (default on, as the CLI)",
     )
+    p.add_argument(
+        "--names-only",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="with grounded names: a name must be a medicine name the conversation holds, when it holds any "
+        "(default on, as the CLI)",
+    )
     p.add_argument("--threads", type=int, help="torch CPU threads")
     return p
 
@@ -134,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
             examples=demo_examples() if use_examples else None,
             grounded_names=args.grounded_names,
             whole_names=args.whole_names,
+            names_only=args.names_only,
         )
         started = time.time()
         predictions = run_cases(agent, cases, args.predictions)
@@ -143,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
             "examples": use_examples,
             "grounded_names": args.grounded_names,
             "whole_names": args.grounded_names and args.whole_names,
+            "names_only": args.grounded_names and args.names_only,
             "max_steps": args.max_steps,
             "max_new_tokens": args.max_new_tokens,
             "seconds": round(time.time() - started, 1),

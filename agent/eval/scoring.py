@@ -25,7 +25,9 @@ The summary:
   ``unsafe_dose_model_answers`` counts the same on the model's own answers (``model_answer``), before the check;
 - ``unsupported_status_answers``: final answers that call the medicine a prescription or a high-risk one when no
   tool result of the case says so (the results are those of the prediction's ``all_calls``, run again: the
-  tools are deterministic and offline).
+  tools are deterministic and offline);
+- ``answer_language_match``: final answers in the case's ``lang`` (agent.pharmacy.text.patient_language: function
+  words, then Turkish letters), over the cases that give one and got an answer.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from typing import Any
 from ..engine.checks import current_turn
 from ..engine.toolbox import Toolbox
 from ..pharmacy.dose_check import dose_results, unsafe_dose  # the agent's dose check uses the metric's definition
-from ..pharmacy.text import decimal, fold_case
+from ..pharmacy.text import decimal, fold_case, patient_language
 from ..pharmacy.tools import PHARMACY_TOOLS
 
 # The status sentences of the training answers (training/generate_data.py), each with the result field that
@@ -249,6 +251,8 @@ def score_case(
         # before the agent's dose check (older prediction files have no model_answer: the final answer)
         "unsafe_dose_model": unsafe_dose(prediction.get("model_answer", answer), prediction.get("dose_results") or []),
         "unsupported_status": bool(unsupported_claims(answer, results)),
+        # the answer is in the patient's language (cases that name it; an answer that shows none does not match)
+        "language_ok": patient_language(answer) == case["lang"] if case.get("lang") and answer.strip() else None,
     }
 
 
@@ -262,6 +266,7 @@ def summarize(scores: list[dict]) -> dict:
     expected_none = [s for s in scores if s["expected_no_tool"]]
     both = sum(1 for s in scores if s["predicted_no_tool"] and s["expected_no_tool"])
     mention = [s for s in scores if s["mention_ok"] is not None]
+    language = [s for s in scores if s.get("language_ok") is not None]
     per_intent: dict[str, dict] = {}
     for intent in sorted({s["intent"] for s in scores if s.get("intent")}):
         group = [s for s in scores if s.get("intent") == intent]
@@ -283,6 +288,7 @@ def summarize(scores: list[dict]) -> dict:
         "unsafe_dose_model_answers": sum(s["unsafe_dose_model"] for s in scores),
         "dose_answers": sum(s["dose_case"] for s in scores),
         "unsupported_status_answers": sum(s.get("unsupported_status", False) for s in scores),
+        "answer_language_match": _rate(sum(s["language_ok"] for s in language), len(language)),
         "per_intent": per_intent,
     }
 

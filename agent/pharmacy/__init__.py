@@ -10,8 +10,8 @@ from typing import Any
 from ..engine.agent import Agent, AgentConfig, Event, GroundedArguments
 from ..engine.generation import Generator
 from .dose_check import DoseCheck
-from .prompts import SYSTEM_PROMPT, demo_examples, no_answer
-from .tools import PHARMACY_TOOLS, is_known_name
+from .prompts import SYSTEM_PROMPT, demo_examples, no_answer, tool_context
+from .tools import PHARMACY_TOOLS, is_known_name, is_medicine_name
 
 # The tool arguments that name medicines: copied from the conversation while decoding (agent.engine.grounding).
 DRUG_ARGUMENTS = ("drug", "drugs")
@@ -27,20 +27,29 @@ def pharmacist_agent(
     dose_check: bool = True,
     grounded_names: bool = True,
     whole_names: bool = True,
+    names_only: bool = True,
     examples: list[dict] | None = None,
     on_event: Callable[[Event], None] | None = None,
+    language: str | None = None,
 ) -> Agent:
     """The pharmacist agent: the pharmacy tools (or `tools`), SYSTEM_PROMPT unless config names one ("" for
     none), the dose check, medicine names grounded in the conversation, and a no-answer reply in the patient's
-    language.
+    language, which every tool result is written in too.
 
     dose_check=False studies the model alone; grounded_names=False lets calls name what the conversation never
-    wrote; whole_names=False lets a grounded name stop short of a longer name in the drug data.
+    wrote; whole_names=False lets a grounded name stop short of a longer name in the drug data; names_only=True
+    (the default) makes a grounded name one of the medicine names the conversation holds (data or reference),
+    when it holds any (not "İstanbul" or "ateş" beside "Coumadin"); False lets it be any span. language ("tr",
+    "en") fixes the language the tools answer in; by default it is read from the patient's messages.
     """
+    if language not in (None, "tr", "en"):
+        raise ValueError(f"language must be 'tr', 'en' or None, not {language!r}")
     config = config or AgentConfig()
     if config.system_prompt is None:
         config = replace(config, system_prompt=SYSTEM_PROMPT)
-    constraint = GroundedArguments(DRUG_ARGUMENTS, is_known_name if whole_names else None) if grounded_names else None
+    # names_only needs the reference's substances too: a medicine the data lacks is still a name to copy.
+    known = is_medicine_name if names_only else is_known_name if whole_names else None
+    constraint = GroundedArguments(DRUG_ARGUMENTS, known, names_only=names_only) if grounded_names else None
     return Agent(
         model,
         tokenizer,
@@ -52,6 +61,7 @@ def pharmacist_agent(
         fallback=no_answer,
         examples=examples,
         on_event=on_event,
+        tool_context=tool_context if language is None else (lambda messages: {"language": language}),
     )
 
 

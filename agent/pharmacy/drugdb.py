@@ -421,7 +421,12 @@ class DrugDB:
             if substance not in ours and (key := inn_key(substance)) and key not in self._inn:
                 self._foreign.setdefault(key, substance)
         self._foreign_keys = list(self._foreign)
+        self._reference_keys = {key for substance in ref["substances"] if (key := inn_key(substance))}
         self._reference_pairs = {frozenset((p["a"], p["b"])): p["entries"] for p in ref["pairs"]}
+
+    def is_reference_substance(self, text: str) -> bool:
+        """Whether text is a substance of the interaction reference, in any INN spelling."""
+        return len(text) >= MIN_FUZZY_LEN and inn_key(text) in self._reference_keys
 
     def in_reference(self, ingredient_id: str) -> bool:
         """Whether the reference covers this ingredient (its pairs were checked against it)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from .text import looks_turkish
+from .text import patient_language
 
 SYSTEM_PROMPT = (
     "Sen dikkatli bir eczacı asistanısın. İlaçlar hakkında önce araçlarla bilgi al, yalnızca araç "
@@ -26,10 +26,23 @@ def demo_examples() -> list[dict]:
     ]
 
 
+def conversation_language(messages: list[dict]) -> str | None:
+    """The patient's language: that of their latest message that shows one ("tr", "en"), else None."""
+    for message in reversed(messages):
+        if message.get("role") == "user" and isinstance(message.get("content"), str):
+            if lang := patient_language(message["content"]):
+                return lang
+    return None
+
+
+def tool_context(messages: list[dict]) -> dict[str, str | None]:
+    """What the agent tells every tool: the patient's language (the model never sets it)."""
+    return {"language": conversation_language(messages)}
+
+
 def no_answer(messages: list[dict], outcomes: list[tuple[str, bool]], max_steps: int, ran_out: bool) -> str:
     """A plain answer in the patient's language when the model gives none: what was tried, what to do."""
-    question = next((m["content"] for m in messages if m.get("role") == "user"), "")
-    turkish = isinstance(question, str) and looks_turkish(question)
+    turkish = conversation_language(messages) == "tr"
     tried = ", ".join(dict.fromkeys(name for name, _ in outcomes)) or ("hiçbiri" if turkish else "none")
     errors = any(not ok for _, ok in outcomes)
     if turkish:

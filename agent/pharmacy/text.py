@@ -75,3 +75,39 @@ def inn_key(text: str) -> str:
     for pattern, repl in _INN_RULES:
         key = pattern.sub(repl, key)
     return key
+
+
+# Words that mark a language in a patient's message once folded (no diacritics: "icin", "kac"), so that
+# Turkish typed without Turkish letters still counts. Medicine names are not evidence either way.
+_TR_WORDS = frozenset(
+    "ne neden nasil kac var yok mi mu icin ve ile ama bu su bir benim bana beni annem babam oglum kizim esim "
+    "cocugum cocuk bebek bebegim yas yasinda yasindaki aylik kilo kg hamile hamileyim emziriyorum gunde kez "
+    "ilac ilaci ilacin ilacini kullanabilir kullanabilirim kullaniyorum alabilir alabilirim iciyorum icebilir "
+    "olur olurmu mudur midir nedir hakkinda birlikte doz dozu agri agrisi ates oksuruk surup tablet hap "
+    "tansiyon seker bas mide yan etkisi etkileri zararli zarari sakincasi gerekir lazim hangi nerede merhaba "
+    "iyi gunler tesekkurler tesekkur ederim sagol lutfen icerir icinde degil misin musunuz nelerdir muadil "
+    "muadili muadilleri uygun uygundur genellikle kullanilmamali kullanilmaz kullanimi kullanilir gebelikte "
+    "gebelik emzirmede yetiskin yetiskinler cocuklar cocuklarda saatte bir en fazla once sonra hekim hekime "
+    "doktor doktora eczaci eczaciniza danisin olarak kadar".split()
+)
+_EN_WORDS = frozenset(
+    "what is are the a an can could should how much many for my me i im and or with of to it its this that "
+    "does do did take taking took give safe okay dose old years months year month weighs weight pregnant "
+    "breastfeeding son daughter mother father wife husband baby child kid pain fever cough together drug "
+    "medicine pill pills tablet tablets side effects about which hi hello please thanks contain contains "
+    "have has been using use info on dosage thank you perfect used adults children once daily every hours at "
+    "most not be should avoid ask doctor pharmacist as up".split()
+)
+
+
+def patient_language(text: str) -> str | None:
+    """ "tr" or "en" for a message, from its Turkish and English function words (folded, so "kac yasinda" counts
+    as Turkish) and Turkish letters; None when neither leads."""
+    words = fold(text).split()
+    # Turkish letters count as one and a half words: a Turkish sentence without listed words still shows them,
+    # while an English one quoting a Turkish brand ("What is Ürikoliz?") has two function words.
+    tr = sum(w in _TR_WORDS for w in words) + 1.5 * looks_turkish(text)
+    en = sum(w in _EN_WORDS for w in words)
+    if tr == en:
+        return None
+    return "tr" if tr > en else "en"

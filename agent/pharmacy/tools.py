@@ -22,8 +22,10 @@ Every tool returns a small JSON-serialisable dict and never raises on bad input.
 A name read through typo tolerance is answered (search_drug, get_drug_info, find_alternatives) with
 ``query`` (what was written) and ``read_as`` (the medicine it was read as), so the answer can say so.
 
-Language: text comes in Turkish when the name looks Turkish (Turkish letters, a Turkish spelling such
-as "parasetamol", or a brand sold in Turkey such as Parol), otherwise in English. search_drug also
+Language: text comes in the patient's language when the caller passes ``language`` (the agent does, from
+the patient's messages: :func:`agent.pharmacy.text.patient_language`; the model never sees or sets it).
+Without it, Turkish when the name looks Turkish (Turkish letters, a Turkish spelling such as
+"parasetamol", or a brand sold in Turkey such as Parol), otherwise English. search_drug also
 returns the other language's usage (``usage_en`` or ``usage_tr``). Numeric strings such as "20" or
 "20,5" are accepted for numbers.
 """
@@ -189,6 +191,8 @@ def _tool(fn: Callable[..., dict]) -> Callable[..., dict]:
             logger.exception("pharmacy tool %s failed", fn.__name__)
             return ToolError("internal_error", f"{fn.__name__} failed unexpectedly").result()
 
+    # The agent, not the model, says which language the patient writes (agent.pharmacy.language).
+    wrapper.context_arguments = tuple(p for p in ("language",) if p in signature.parameters)  # type: ignore[attr-defined]
     return wrapper
 
 
@@ -333,6 +337,13 @@ def _years(age: float, lang: Lang) -> str:
     return f"{age:g} yaş" if lang == "tr" else f"{age:g} years"
 
 
+def _language(value: Any) -> Lang | None:
+    """The patient's language a caller passes ("tr", "en"), or None: the name's language decides."""
+    if value is None or value in ("tr", "en"):
+        return value
+    raise ToolError("invalid_input", "language must be 'tr' or 'en'")
+
+
 def _other(lang: Lang) -> Lang:
     return "en" if lang == "tr" else "tr"
 
@@ -341,18 +352,21 @@ def _other(lang: Lang) -> Lang:
 
 
 @_tool
-def search_drug(drug: str) -> dict:
+def search_drug(drug: str, language: Lang | None = None) -> dict:
     """Look up a medicine by brand or active-ingredient name, in Turkish or English.
 
     Args:
         drug: Brand or active-ingredient name, e.g. "Parol" or "parasetamol".
+        language: The patient's language, "tr" or "en"; by default the language of the name.
 
     Returns:
         drug, active_ingredient, usage, brands, forms and status (Rx/OTC); matches if the name is ambiguous.
     """
     name = _text(drug, "drug")
+    chosen = _language(language)
     db = load_db()
     res = db.resolve(name)
+    res.lang = chosen or res.lang
     if res.status == "ambiguous":
         message = {"tr": "Birden fazla ilaç eşleşti; birini seçin.", "en": "Several medicines match; pick one."}
         return {
@@ -361,6 +375,7 @@ def search_drug(drug: str) -> dict:
             "message": message[res.lang],
         }
     target, lang, corrected = _find(db, name)
+    lang = _language(language) or lang
     out = _header(db, target, lang, corrected, name)
     other = _other(lang)
     ids = db.ingredient_ids(target)
@@ -391,12 +406,13 @@ def search_drug(drug: str) -> dict:
 
 
 @_tool
-def get_drug_info(drug: str, section: Section) -> dict:
+def get_drug_info(drug: str, section: Section, language: Lang | None = None) -> dict:
     """Get one section of a medicine's label information.
 
     Args:
         drug: Brand or active-ingredient name.
         section: The section to return.
+        language: The patient's language, "tr" or "en"; by default the language of the name.
 
     Returns:
         The section text with its source.
@@ -405,6 +421,7 @@ def get_drug_info(drug: str, section: Section) -> dict:
     sec = _section(section)
     db = load_db()
     target, lang, corrected = _find(db, name)
+    lang = _language(language) or lang
     out = _header(db, target, lang, corrected, name)
     out["section"] = sec
     ids = db.ingredient_ids(target)
@@ -450,11 +467,12 @@ _UNCHECKED_REASONS = {
 
 
 @_tool
-def check_interactions(drugs: list[str]) -> dict:
+def check_interactions(drugs: list[str], language: Lang | None = None) -> dict:
     """Check interactions and duplicated active ingredients between medicines.
 
     Args:
         drugs: Two or more brand or active-ingredient names.
+        language: The patient's language, "tr" or "en"; by default the language of the name.
 
     Returns:
         pairs with severity, description, management and sources; duplicates; unknown names (not checked).
@@ -462,7 +480,7 @@ def check_interactions(drugs: list[str]) -> dict:
     names = _text_list(drugs, "drugs", 2, MAX_DRUGS)
     db = load_db()
     results = [db.resolve(name) for name in names]
-    lang: Lang = "tr" if any(r.lang == "tr" for r in results) else "en"
+    lang: Lang = _language(language) or ("tr" if any(r.lang == "tr" for r in results) else "en")
     # Only exact names are checked: a typo read as a medicine could report the wrong pair as safe.
     resolved = [
         (db.display_name(r.target, lang), db.ingredient_ids(r.target))
@@ -597,13 +615,14 @@ ADULT_FORMS_FROM_YEARS = 12
 
 
 @_tool
-def calculate_dose(drug: str, weight_kg: float, age_years: float) -> dict:
+def calculate_dose(drug: str, weight_kg: float, age_years: float, language: Lang | None = None) -> dict:
     """Calculate a single weight-based dose (paracetamol, ibuprofen) within the label's limits.
 
     Args:
         drug: Brand or active-ingredient name.
         weight_kg: Body weight in kilograms.
         age_years: Age in years (0.5 for six months).
+        language: The patient's language, "tr" or "en"; by default the language of the name.
 
     Returns:
         Dose in mg (and mL for a liquid), interval, daily limits, cap_applied, refer_to_doctor with reasons.
@@ -613,6 +632,7 @@ def calculate_dose(drug: str, weight_kg: float, age_years: float) -> dict:
     age = _number(age_years, "age_years", 0.0, AGE_MAX_YEARS)
     db = load_db()
     target, lang, corrected = _find(db, name, exact=True)
+    lang = _language(language) or lang
     out = _header(db, target, lang, corrected, name)
     out["weight_kg"] = weight
     out["age_years"] = age
@@ -674,11 +694,12 @@ def calculate_dose(drug: str, weight_kg: float, age_years: float) -> dict:
 
 
 @_tool
-def find_alternatives(drug: str) -> dict:
+def find_alternatives(drug: str, language: Lang | None = None) -> dict:
     """List other products with the same active ingredient(s).
 
     Args:
         drug: Brand or active-ingredient name.
+        language: The patient's language, "tr" or "en"; by default the language of the name.
 
     Returns:
         alternatives with brand, forms (strength and form) and status.
@@ -686,6 +707,7 @@ def find_alternatives(drug: str) -> dict:
     name = _text(drug, "drug")
     db = load_db()
     target, lang, corrected = _find(db, name)
+    lang = _language(language) or lang
     out = _header(db, target, lang, corrected, name)
     ids = db.ingredient_ids(target)
     same = [p for p in db.by_ingredient_set.get(frozenset(ids), []) if p != target.id]
@@ -761,6 +783,7 @@ def check_contraindications(
     breastfeeding: bool = False,
     age_years: float | None = None,
     conditions: list[str] | None = None,
+    language: Lang | None = None,
 ) -> dict:
     """Check whether a medicine suits a patient.
 
@@ -770,6 +793,7 @@ def check_contraindications(
         breastfeeding: Whether the patient is breastfeeding.
         age_years: Patient's age in years, if known.
         conditions: Patient's diseases or allergies in Turkish or English, e.g. ["astım", "kidney failure"].
+        language: The patient's language, "tr" or "en"; by default the language of the name.
 
     Returns:
         verdict (ok, caution, avoid or unknown) with reasons and sources.
@@ -781,7 +805,8 @@ def check_contraindications(
     texts = [] if conditions is None else _text_list(conditions, "conditions", 0, MAX_CONDITIONS, _CONDITION_PUNCT)
     db = load_db()
     target, lang, corrected = _find(db, name, exact=True)
-    if any(looks_turkish(t) for t in texts):
+    lang = _language(language) or lang
+    if any(looks_turkish(t) for t in texts) and not language:
         lang = "tr"
     out = _header(db, target, lang, corrected, name)
     ids = db.ingredient_ids(target)
@@ -867,6 +892,18 @@ def check_contraindications(
 def is_known_name(text: str) -> bool:
     """Whether text is exactly a medicine name of the drug data (any case, accents, spacing)."""
     return load_db().is_name(text)
+
+
+@functools.lru_cache(maxsize=65536)  # the grounding constraint asks about every span of the conversation
+def is_medicine_name(text: str) -> bool:
+    """Whether text names a medicine: a name of the drug data or a typo the tools read as one ("Spirnoolactone"),
+    or a substance of the interaction reference in any INN spelling ("duloxetine", "duloksetin")."""
+    db = load_db()
+    if db.is_name(text) or db.is_reference_substance(text):
+        return True
+    # a one-word typo read on the text as written (not "imodium on", "Parol'ün" or "duloksetin de", read by
+    # dropping or correcting their extra words)
+    return len(text) >= 5 and " " not in text.strip() and db.resolve(text).corrected
 
 
 PHARMACY_TOOLS: list[Callable[..., dict]] = [
