@@ -162,7 +162,15 @@ def wait_for_answer(browser, question: str, timeout: float = 300) -> None:
         return question in text and not pending and "Tool call" in text and download.is_enabled()
 
     WebDriverWait(browser, timeout, poll_frequency=1).until(done)
-    time.sleep(2)  # the last chunk's render
+    # The last chunks render after the run ends: wait until the chat stops changing (a fixed sleep was too short
+    # on a loaded machine).
+    seen: list[str] = []
+
+    def settled(b) -> bool:
+        seen.append(chat_text(b))
+        return len(seen) > 1 and seen[-1] == seen[-2]
+
+    WebDriverWait(browser, 60, poll_frequency=2).until(settled)
 
 
 @pytest.mark.slow
