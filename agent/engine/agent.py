@@ -182,13 +182,8 @@ class Agent:
     # ---- public API ----
     def run(self, question_or_messages: str | list[dict]) -> AgentResult:
         """Answer a question (or continue a conversation) and return the final message, transcript, stats."""
-        messages = self._start(question_or_messages)
-        head = 1 if messages[0].get("role") == "system" else 0
+        messages, head, prompt = self._first_prompt(question_or_messages)
         shown = len(self.examples)
-        messages[head:head] = [dict(m) for m in self.examples]
-        prompt = self.render(messages)
-        if not self._fits(prompt):
-            raise InputTooLong(self._too_long(prompt))
         log = Transcript(self.config.transcript, uuid.uuid4().hex[:12])
         if self.examples:
             log.write("examples", messages=self.examples)
@@ -235,6 +230,24 @@ class Agent:
         self._emit({"type": "final", "message": messages[-1], "stats": stats.to_dict()})
         return AgentResult(messages[-1], _without(messages, head, shown), stats, replaced)
 
+    def next_message(self, question_or_messages: str | list[dict]) -> dict:
+        """The model's next assistant message for a conversation, one generation step, no tool run: its calls
+        as {"name", "arguments"} dicts (checked), or {"invalid", "error"} when they cannot run."""
+        messages, head, prompt = self._first_prompt(question_or_messages)
+        return self._generate(prompt, _without(messages, head, len(self.examples)))[1]
+
+    def _first_prompt(self, question_or_messages: str | list[dict]) -> tuple[list[dict], int, str]:
+        """(messages with the demonstrations after the system prompt, where they start, the first prompt); the
+        prompt's fixed part is handed to the generator's prefix cache. Raises InputTooLong when it does not fit."""
+        messages = self._start(question_or_messages)
+        head = 1 if messages[0].get("role") == "system" else 0
+        messages[head:head] = [dict(m) for m in self.examples]
+        prompt = self.render(messages)
+        if not self._fits(prompt):
+            raise InputTooLong(self._too_long(prompt))
+        self._cache_prefix(messages[: head + len(self.examples)], prompt)
+        return messages, head, prompt
+
     def _check_answer(self, messages: list[dict], log: Transcript) -> str | None:
         """Run the answer checks on the final answer (messages[-1]); a check that fails replaces it.
 
@@ -270,6 +283,17 @@ class Agent:
         if self.config.system_prompt and messages[0].get("role") != "system":
             messages.insert(0, {"role": "system", "content": self.config.system_prompt})
         return messages
+
+    def _cache_prefix(self, fixed: list[dict], prompt: str) -> None:
+        """Have a generator that keeps prefix snapshots (CachedGenerator) hold the prompt's fixed part: the
+        format header, system prompt, tools and demonstrations, the same for every conversation."""
+        cache_prefix = getattr(self.generator, "cache_prefix", None)
+        if cache_prefix is None or not self.config.reuse_cache or not fixed:  # no messages: nothing renders alone
+            return
+        prefix = self.render(fixed)
+        # Only a block boundary of this very prompt: the template may render a lone system turn otherwise.
+        if prefix.endswith("\n\n") and prompt.startswith(prefix) and len(prompt) > len(prefix):
+            cache_prefix(prefix, next_text="@")
 
     def _fits(self, prompt: str) -> bool:
         """Whether prompt leaves max_new_tokens of the generator's context (unknown context: always)."""
@@ -312,7 +336,7 @@ class Agent:
             self._emit_parser_events(events, hold)
 
         if not self.config.reuse_cache:  # every step from an empty KV cache (for comparisons)
-            self.generator.reset()
+            getattr(self.generator, "clear", self.generator.reset)()
         # Agent mode ends at a block boundary, and the model's next block starts with "@".
         next_text = "@" if prompt.endswith("\n\n") else None
         extra = {}

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
@@ -228,6 +230,7 @@ class GenerationResult:
     decode_seconds: float
     seconds: float  # whole call, tokenization included
     call_probes: int = 0  # forward passes of the fixed "\n\n@TOOL_" after a closed call (see CachedGenerator)
+    drafted_tokens: int = 0  # tokens proposed by prompt lookup and checked by the model (see CachedGenerator)
 
     @property
     def tokens_per_second(self) -> float:
@@ -304,6 +307,25 @@ def call_probe(tokenizer) -> tuple[list[int], int] | None:
     return call[1:k], call[k]
 
 
+LOOKUP_NGRAM = 3  # tokens that must repeat before prompt lookup proposes what followed them
+
+
+def lookup(ids: list[int], count: int, ngram: int = LOOKUP_NGRAM) -> list[int]:
+    """Prompt-lookup draft: the `count` ids that followed the latest earlier occurrence of ids' last `ngram` ids.
+
+    Answers restate tool results and the question, so what follows a repeated 3-gram is usually what comes
+    next; the model checks the whole draft in one forward pass (transformers' prompt_lookup_num_tokens, written
+    out here because the loop must stop on text, keep the cache exact and mask every position)."""
+    if len(ids) <= ngram:
+        return []
+    tail = ids[-ngram:]
+    last = tail[-1]
+    for end in range(len(ids) - 2, ngram - 2, -1):  # end: index of a candidate's last id, latest first
+        if ids[end] == last and ids[end - ngram + 1 : end + 1] == tail:
+            return ids[end + 1 : end + 1 + count]
+    return []
+
+
 def eos_token_ids(model, tokenizer) -> set[int]:
     """The tokenizer's EOS id(s) and the model generation_config's."""
     ids: set[int] = set()
@@ -332,19 +354,29 @@ class CachedGenerator:
     """
 
     accepts_constraint: ClassVar[bool] = True
+    max_prefixes: ClassVar[int] = 4  # prefix snapshots kept (least recently used dropped first)
+    draft_tokens: int = 6  # prompt-lookup draft length when greedy; 0: one token per forward pass
 
     def __init__(self, model, tokenizer) -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.eos_token_ids = eos_token_ids(model, tokenizer)
-        self._cache: DynamicCache | None = None
+        self._cache: Any = None
         self._cached_ids: list[int] = []  # the ids whose keys/values the cache holds, in order
         self._probe = call_probe(tokenizer)
+        # Copies of the cache at fixed prompt prefixes (system prompt and tools), keyed by their exact ids:
+        # every conversation that starts with one starts from its copy instead of prefilling it again.
+        self._prefixes: OrderedDict[tuple[int, ...], Any] = OrderedDict()
 
     @property
     def context_length(self) -> int | None:
         """The most tokens the model attends to (prompt and answer), from its config."""
         return getattr(getattr(self.model, "config", None), "max_position_embeddings", None)
+
+    @property
+    def device(self) -> torch.device:
+        """Where logits live (the sampler's torch.Generator is made there)."""
+        return self.model.device
 
     @property
     def cached_ids(self) -> list[int]:
@@ -356,8 +388,35 @@ class CachedGenerator:
         return encode_prompt(self.tokenizer, prompt, next_text)
 
     def reset(self) -> None:
-        """Drop the KV cache."""
+        """Drop the conversation's KV cache (the prefix snapshots of cache_prefix stay)."""
         self._cache, self._cached_ids = None, []
+
+    def clear(self) -> None:
+        """Drop the KV cache and every prefix snapshot."""
+        self.reset()
+        self._prefixes.clear()
+
+    @property
+    def prefixes(self) -> list[int]:
+        """The lengths in tokens of the prefix snapshots held, oldest first."""
+        return [len(ids) for ids in self._prefixes]
+
+    def cache_prefix(self, prefix: str, next_text: str | None = None) -> int:
+        """Keep a copy of the cache at prefix from the next prefill that covers it: later prompts that start with
+        the same ids start from the copy instead of prefilling them again.
+
+        prefix: text every coming prompt starts with (the agent's format header, system prompt and tools);
+        next_text as in generate(). Returns the prefix's length in tokens (0: too short to be worth a copy)."""
+        ids = tuple(self.encode(prefix, next_text))
+        if len(ids) < 2:
+            return 0
+        if ids in self._prefixes:
+            self._prefixes.move_to_end(ids)
+        else:
+            self._prefixes[ids] = None  # taken by the next _prefill whose prompt starts with ids
+            while len(self._prefixes) > self.max_prefixes:
+                self._prefixes.popitem(last=False)
+        return len(ids)
 
     def generate(
         self,
@@ -381,8 +440,9 @@ class CachedGenerator:
         if max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
         choose = self._chooser(temperature, top_p, seed)
+        drafting = self.draft_tokens if temperature == 0 else 0  # lookahead changes nothing only when greedy
         try:
-            return self._generate(prompt, max_new_tokens, choose, on_text, next_text, constraint)
+            return self._generate(prompt, max_new_tokens, choose, on_text, next_text, constraint, drafting)
         except BaseException:
             self.reset()  # an interrupted forward pass can leave the cache half-updated
             raise
@@ -396,17 +456,20 @@ class CachedGenerator:
         on_text: Callable[[str], None] | None,
         next_text: str | None,
         constraint: GroundedNames | None = None,
+        drafting: int = 0,
     ) -> GenerationResult:
         t0 = time.perf_counter()
         ids = self.encode(prompt, next_text)
         if not ids:
             raise ValueError("The prompt is empty: there is nothing to continue")
         cached = self._reuse(ids)
-        logits = self._forward(ids[cached:])
+        logits = self._prefill(ids, cached)
         decoder, detector = IncrementalDecoder(self.tokenizer), StopDetector(prompt)
         boundaries = [(0, 0)]  # (ids committed, text length) after each piece: maps a cut back to ids
         generated: list[int] = []
         streamed, stop, reason, t_first, probes = 0, None, "max_new_tokens", 0.0, 0
+        ahead: list[tuple[int, torch.Tensor]] = []  # draft tokens in the cache, each with the logits after it
+        drafted = 0
         if constraint is not None:
             constraint.reset()
 
@@ -446,6 +509,8 @@ class CachedGenerator:
                 and len(generated) + len(self._probe[0]) < max_new_tokens
             ):
                 prefix, call_id = self._probe
+                self._crop(len(ids) + len(generated) - 1)  # drop a pending draft (the "}" may be one of it)
+                ahead = []
                 logits = self._forward([token, *prefix])  # the "}" token and the fixed "\n\n@TOOL_", one pass
                 probes += 1
                 if constraint is not None:
@@ -460,7 +525,19 @@ class CachedGenerator:
                 stop = stop or take(token)
                 if stop is not None or len(generated) >= max_new_tokens:
                     break
-            logits = self._forward([token])  # only now: no forward pass is ever wasted after a stop
+            if ahead and ahead[0][0] == token:  # a draft token the model chose: its logits are already computed
+                logits = ahead.pop(0)[1]
+                continue
+            if ahead:  # the model chose otherwise: the rest of the draft leaves the cache
+                self._crop(len(ids) + len(generated) - 1)
+                ahead = []
+            draft = lookup(ids + generated, drafting) if drafting else []
+            if draft:
+                rows = self._forward_rows([token, *draft])
+                logits, ahead = rows[0], list(zip(draft, rows[1:], strict=True))
+                drafted += len(draft)
+            else:
+                logits = self._forward([token])  # only now: no forward pass is ever wasted after a stop
 
         stop = stop or detector.finish()  # finish(): EOS, the budget or the probe ended the turn right after a call
         if stop is not None:
@@ -486,16 +563,60 @@ class CachedGenerator:
             decode_seconds=t_end - t_first,
             seconds=t_end - t0,
             call_probes=probes,
+            drafted_tokens=drafted,
         )
 
+    def _prefill(self, ids: list[int], cached: int) -> torch.Tensor:
+        """Run ids[cached:] through the model, stopping on the way to snapshot a pending prefix; last logits."""
+        pending = [
+            p for p, snap in self._prefixes.items() if snap is None and len(p) < len(ids) and tuple(ids[: len(p)]) == p
+        ]
+        if pending:
+            prefix = max(pending, key=len)
+            if cached < len(prefix):
+                self._forward(list(prefix[cached:]))
+                cached = len(prefix)
+            self._prefixes[prefix] = self._snapshot(len(prefix))
+        return self._forward(ids[cached:])
+
     def _reuse(self, ids: list[int]) -> int:
-        """Crop the cache to its longest common prefix with ids (leaving >= 1 id to prefill); return its length."""
-        keep = min(common_prefix_len(self._cached_ids, ids), len(ids) - 1)
-        if self._cache is None or keep == 0:
-            self._cache, self._cached_ids = DynamicCache(config=self.model.config), []
+        """Crop the cache to its longest common prefix with ids (leaving >= 1 id to prefill), or start from a
+        longer prefix snapshot; return how many ids the cache now holds."""
+        keep = min(common_prefix_len(self._cached_ids, ids), len(ids) - 1) if self._cache is not None else 0
+        snapshot = max(
+            (
+                p
+                for p, snap in self._prefixes.items()
+                if snap is not None and keep < len(p) < len(ids) and tuple(ids[: len(p)]) == p
+            ),
+            key=len,
+            default=None,
+        )
+        if snapshot is not None:
+            self._prefixes.move_to_end(snapshot)
+            self._restore(self._prefixes[snapshot])
+            self._cached_ids = list(snapshot)
+            return len(snapshot)
+        if keep == 0:
+            self._cache, self._cached_ids = self._new_cache(), []
             return 0
         self._crop(keep)
         return len(self._cached_ids)
+
+    # ---- the KV cache: a transformers DynamicCache here; llama.cpp's context in LlamaCppGenerator ----
+    def _new_cache(self) -> Any:
+        return DynamicCache(config=self.model.config)
+
+    def _snapshot(self, length: int) -> Any:
+        """A copy of the cache's first `length` ids."""
+        snapshot = copy.deepcopy(self._cache)
+        if len(self._cached_ids) > length:
+            snapshot.crop(length - len(self._cached_ids))
+        return snapshot
+
+    def _restore(self, snapshot: Any) -> None:
+        """Make a copy of snapshot the cache (the snapshot stays for the next conversation)."""
+        self._cache = copy.deepcopy(snapshot)
 
     def _crop(self, length: int) -> None:
         """Cut the cache (and its id list) down to its first `length` ids."""
@@ -507,7 +628,7 @@ class CachedGenerator:
             self._cached_ids = self._cached_ids[:length]
         except (RuntimeError, ValueError):
             # Sliding-window / recurrent layers may be unable to roll back: start from scratch.
-            self._cache, self._cached_ids = DynamicCache(config=self.model.config), []
+            self._cache, self._cached_ids = self._new_cache(), []
 
     def _forward(self, new_ids: list[int]) -> torch.Tensor:
         """Run new_ids through the model on top of the cache; return the last position's logits."""
@@ -516,6 +637,13 @@ class CachedGenerator:
         out = self.model(input_ids=input_ids, cache=self._cache, use_cache=True, logits_to_keep=1)
         self._cached_ids.extend(new_ids)
         return out.logits[0, -1]
+
+    def _forward_rows(self, new_ids: list[int]) -> torch.Tensor:
+        """Run new_ids through the model on top of the cache; return the logits after each of them."""
+        input_ids = torch.tensor([new_ids], device=self.model.device)
+        out = self.model(input_ids=input_ids, cache=self._cache, use_cache=True, logits_to_keep=len(new_ids))
+        self._cached_ids.extend(new_ids)
+        return out.logits[0]
 
     def _chooser(self, temperature: float, top_p: float, seed: int | None) -> Callable[[torch.Tensor], int]:
         """Greedy argmax, or seeded temperature/top-p sampling with transformers' warpers."""
@@ -526,7 +654,7 @@ class CachedGenerator:
         warpers = LogitsProcessorList([TemperatureLogitsWarper(temperature)])
         if top_p < 1:
             warpers.append(TopPLogitsWarper(top_p))
-        generator = torch.Generator(device=self.model.device)
+        generator = torch.Generator(device=self.device)
         if seed is None:
             generator.seed()
         else:

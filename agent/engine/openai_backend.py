@@ -11,11 +11,12 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import openai
 
+from ..ppsf import STOP_STRINGS
 from .calls import one_line
 from .generation import GenerationResult, StopDetector, encode_prompt
 
@@ -111,6 +112,7 @@ class OpenAIGenerator:
         context_length: int | None = None,
         extra_body: dict | None = None,
         token_prompt: bool = False,
+        stop: Sequence[str] | None = STOP_STRINGS,
         client: openai.OpenAI | None = None,
     ) -> None:
         self.base_url = base_url
@@ -121,6 +123,9 @@ class OpenAIGenerator:
         limit = context_length or getattr(tokenizer, "model_max_length", None)
         self.context_length = limit if isinstance(limit, int) and 0 < limit < 10**9 else None
         self.token_prompt = token_prompt
+        # The server stops at a block only the prompt writes (the format has no end-of-turn token); the text
+        # before it is what the detector would keep. None: send no stop (OpenAI itself takes at most 4).
+        self.stop = list(stop) if stop else None
         self.extra_body = dict(extra_body or {})  # server-specific request fields (top_k, generation_config...)
         # Local servers need no key, but the client insists on one.
         key = api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY"
@@ -211,6 +216,8 @@ class OpenAIGenerator:
         }
         if seed is not None:
             params["seed"] = seed
+        if self.stop:
+            params["stop"] = self.stop
         if self.extra_body:
             params["extra_body"] = self.extra_body
         t0 = time.perf_counter()

@@ -100,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="with grounded names: a name must be a medicine name the conversation holds, when it holds any "
         "(default on, as the CLI)",
     )
-    p.add_argument("--threads", type=int, help="torch CPU threads")
+    p.add_argument("--threads", type=int, help="torch CPU threads (default: the usable cores that are not busy)")
     return p
 
 
@@ -117,10 +117,10 @@ def main(argv: list[str] | None = None) -> int:
 
         from ..engine.agent import AgentConfig
         from ..engine.models import ModelLoadError, load_model, resolve_adapter
+        from ..engine.threads import choose_threads
         from ..pharmacy import demo_examples, pharmacist_agent
 
-        if args.threads:
-            torch.set_num_threads(args.threads)
+        torch.set_num_threads(choose_threads(args.threads))
         try:
             adapter_dir = resolve_adapter(args.adapter, args.model)
             model, tokenizer = load_model(

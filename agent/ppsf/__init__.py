@@ -5,7 +5,7 @@ has them; the Hub repo's files (`chat_template.jinja`, `tokenizer_config.json`) 
 scripts/build_repo.py. See docs/format.md for the spec.
 """
 
-from .markers import ASSISTANT_MARKERS, FOREIGN_MARKERS
+from .markers import ASSISTANT_MARKERS, FOREIGN_MARKERS, STOP_STRINGS
 from .parsing import PARSE_PIECE, feed, parse_reply
 from .templates import chat_template, response_template, template_source
 from .tokenizers import REPO_ROOT, PPSFRepoError, load_gguf_tokenizer, load_tokenizer, use_ppsf
@@ -15,6 +15,7 @@ __all__ = [
     "FOREIGN_MARKERS",
     "PARSE_PIECE",
     "REPO_ROOT",
+    "STOP_STRINGS",
     "PPSFRepoError",
     "chat_template",
     "feed",
