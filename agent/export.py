@@ -41,13 +41,6 @@ class ExportError(RuntimeError):
     """The export cannot be made; the message says what is missing."""
 
 
-def merged_model(model: str | None = None, adapter: str = "auto", dtype: str = "float32"):
-    """(model, tokenizer) with the adapter merged, on CPU, in dtype."""
-    from .engine.models import load_model
-
-    return load_model(model, device="cpu", dtype=dtype, adapter=adapter)
-
-
 def save_model_folder(out: Path, model, *, base_name: str) -> None:
     """Write the merged weights, a generation config with PPSF's stops, this repo's tokenizer files, the card."""
     out.mkdir(parents=True, exist_ok=True)
@@ -142,13 +135,13 @@ def export(
     name: str = "",
 ) -> dict[str, Path]:
     """Write the merged model folder to out and its GGUFs to out/gguf; return {"folder"|type: path}."""
-    from .engine.models import DEFAULT_NAME
+    from .engine.models import DEFAULT_NAME, load_model
 
     unknown = [t for t in gguf if t not in GGUF_TYPES]
     if unknown:
         raise ValueError(f"unknown GGUF type(s) {unknown}; choose from {', '.join(GGUF_TYPES)}")
     script = find_converter(converter) if gguf else None
-    lm, _ = merged_model(model, adapter, dtype)
+    lm, _ = load_model(model, device="cpu", dtype=dtype, adapter=adapter)  # the adapter merged in float32
     save_model_folder(out, lm, base_name=model or f"HuggingFaceTB/{DEFAULT_NAME}")
     (out / INFO_FILE).write_text(json.dumps(export_info(model, adapter, dtype), indent=2) + "\n", encoding="utf-8")
     written: dict[str, Path] = {"folder": out}

@@ -18,7 +18,7 @@ to a new automaton per step. The check here is a dictionary walk over the contin
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 
 import torch
@@ -171,25 +171,41 @@ class GroundedNames:
         self.known_name = known_name
         self._cut_short: dict[tuple[int, int], bool] = {}
         self._generated = bytearray()
-        # start -> ends of the known names the conversation holds (empty: no known name, or names_only off)
-        self._spans = self._known_spans() if names_only and known_name is not None else {}
+        self._names_only = names_only and known_name is not None
+        self._longest: dict[int, int] | None = None  # start -> end of the longest known name there (lazy)
 
-    def _known_spans(self) -> dict[int, set[int]]:
-        """Every known name in the haystack (up to four words from each word start), as start -> its ends."""
-        hay, spans = self.haystack, {}
-        for m in re.finditer(rb"(?<![\w\x80-\xff])[\w\x80-\xff]", hay):
-            start = stop = m.start()
-            for _ in range(1 + _MORE_NAME_WORDS):
-                if stop > start:
-                    joiner = _NAME_JOINER.match(hay, stop)
-                    if joiner is None or joiner.end() == len(hay) or not _is_word_byte(hay[joiner.end()]):
-                        break
-                    stop = joiner.end()
-                while stop < len(hay) and _is_word_byte(hay[stop]):
-                    stop += 1
-                if self.known_name(hay[start:stop].decode("utf-8", "ignore")):  # type: ignore[misc]
-                    spans.setdefault(start, set()).add(stop)
-        return spans
+    def _next_word_ends(self, start: int, stop: int, words: int) -> Iterator[int]:
+        """The ends of up to `words` more words after haystack[start:stop], each joined by a name joiner."""
+        hay = self.haystack
+        for _ in range(words):
+            joiner = _NAME_JOINER.match(hay, stop)
+            if joiner is None or joiner.end() == len(hay) or not _is_word_byte(hay[joiner.end()]):
+                return
+            stop = self._word_end(joiner.end())
+            yield stop
+
+    def _word_end(self, i: int) -> int:
+        while i < len(self.haystack) and _is_word_byte(self.haystack[i]):
+            i += 1
+        return i
+
+    def _is_known(self, start: int, stop: int) -> bool:
+        return self.known_name(self.haystack[start:stop].decode("utf-8", "ignore"))  # type: ignore[misc]
+
+    @property
+    def _spans(self) -> dict[int, int]:
+        """start -> end of the longest known name from each word start of the haystack (up to 1 + _MORE_NAME_WORDS
+        words); empty when names_only is off or the conversation holds none. Built on first use: most steps never
+        write a grounded value, and the agent builds a GroundedNames for every step."""
+        if self._longest is None:
+            self._longest = {}
+            for m in re.finditer(rb"(?<![\w\x80-\xff])[\w\x80-\xff]", self.haystack) if self._names_only else ():
+                start = m.start()
+                first = self._word_end(start)
+                for stop in (first, *self._next_word_ends(start, first, _MORE_NAME_WORDS)):
+                    if self._is_known(start, stop):
+                        self._longest[start] = stop
+        return self._longest
 
     def reset(self) -> None:
         """Start a new generation step."""
@@ -239,11 +255,11 @@ class GroundedNames:
                 s
                 for s in starts
                 if s in self._spans
-                and s + len(value) <= max(self._spans[s])
-                and _fold(self.haystack[s : max(self._spans[s])]) not in listed
+                and s + len(value) <= self._spans[s]
+                and _fold(self.haystack[s : self._spans[s]]) not in listed
             ]
         for start in starts:
-            stop = max(self._spans[start]) if self._spans else len(self.haystack)
+            stop = self._spans[start] if self._spans else len(self.haystack)
             rest = self.haystack[start + len(value) : min(stop, start + len(value) + self.vocab.longest)]
             for depth in range(len(rest) + 1):
                 head = rest[:depth]
@@ -254,7 +270,7 @@ class GroundedNames:
                 at_word_end = end == len(self.haystack) or not _is_word_byte(self.haystack[end])
                 name = value + head
                 # names only: the longest known name from this place (never one cut short inside it)
-                known = end == max(self._spans[start]) if self._spans else not self._inside_longer_name(start, end)
+                known = end == self._spans[start] if self._spans else not self._inside_longer_name(start, end)
                 if name and _is_word_byte(name[-1]) and at_word_end and known:
                     ids.update(closing.get(head, ()))
                 if depth:
@@ -272,18 +288,8 @@ class GroundedNames:
         if self.known_name is None:
             return False
         if (start, end) not in self._cut_short:
-            hay, found, stop = self.haystack, False, end
-            for _ in range(_MORE_NAME_WORDS):
-                joiner = _NAME_JOINER.match(hay, stop)
-                if joiner is None or joiner.end() == len(hay) or not _is_word_byte(hay[joiner.end()]):
-                    break
-                stop = joiner.end()
-                while stop < len(hay) and _is_word_byte(hay[stop]):
-                    stop += 1
-                if self.known_name(hay[start:stop].decode("utf-8", "ignore")):
-                    found = True
-                    break
-            self._cut_short[(start, end)] = found
+            ends = self._next_word_ends(start, end, _MORE_NAME_WORDS)
+            self._cut_short[(start, end)] = any(self._is_known(start, stop) for stop in ends)
         return self._cut_short[(start, end)]
 
     def _occurrences(self, value: bytes) -> list[int]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import atexit
 import ctypes
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import torch
@@ -43,7 +43,6 @@ def load_llama(gguf: str | Path, *, threads: int | None = None, n_ctx: int = 0) 
 class LlamaCppGenerator(CachedGenerator):
     """CachedGenerator whose cache is a llama.cpp context (sequence 0) and whose forward pass is llama.cpp's."""
 
-    accepts_constraint: ClassVar[bool] = True
     # No prompt-lookup drafts by default: on CPU, llama.cpp runs a batch of 2-9 ids 2-4x slower than one (another
     # kernel path, and the 49k-row output layer for every row), which ate the gain on the agent's answers
     # (measured: 11.8 s without, 13.0 s with 4, 11.7 s with 8 for four questions). Set it for a GPU build.
