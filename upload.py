@@ -48,7 +48,7 @@ ALLOWLIST_OPTIONAL: tuple[str, ...] = ("special_tokens_map.json", "docs/app.png"
 NAMED_TEMPLATES_DIR = "additional_chat_templates"
 ADAPTER_DIR = "adapter"
 ADAPTER_REQUIRED: tuple[str, ...] = ("adapter_config.json", "adapter_model.safetensors")
-ADAPTER_OPTIONAL: tuple[str, ...] = ("README.md",)
+ADAPTER_OPTIONAL: tuple[str, ...] = ("README.md", "tools.json")  # tools.json: the tool schemas it was trained on
 GOLDEN_DIR = Path("spec") / "golden"
 # The largest file the repo ships is the LoRA adapter (~10 MB); anything far bigger is not meant to go.
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -539,6 +539,7 @@ def collect_model_files(model_dir: str | Path) -> tuple[list[RepoFile], list[str
 
     for name in MODEL_REQUIRED:
         add(name, required=True)
+    add("tools.json", required=False)  # the tool schemas the model was trained on (agent.export copies it)
     for folder, pattern, rule in (
         (NAMED_TEMPLATES_DIR, "*.jinja", TEMPLATE_NAME),
         (MODEL_GGUF_DIR, "*.gguf", MODEL_GGUF_NAME),

@@ -203,21 +203,25 @@ def _backend(args: argparse.Namespace) -> tuple[Any, Any, Any]:
 
     if args.backend == "llamacpp":
         from .engine.llamacpp_backend import LlamaCppGenerator, load_llama
+        from .engine.models import recorded_tools
         from .export import default_gguf
         from .ppsf import load_tokenizer
 
         args.adapter_loaded = True  # a GGUF for this agent is the tuned model (agent.export)
-        llama = load_llama(args.gguf or default_gguf(), threads=args.threads)
+        gguf = Path(args.gguf or default_gguf())
+        args.tool_schemas = recorded_tools(gguf.parent, gguf.parent.parent)  # the export: OUT/gguf/NAME.gguf
+        llama = load_llama(gguf, threads=args.threads)
         tokenizer = load_tokenizer()
         return None, tokenizer, LlamaCppGenerator(llama, tokenizer)
     import torch
 
-    from .engine.models import load_model, resolve_adapter
+    from .engine.models import load_model, recorded_tools, resolve_adapter
 
     torch.set_num_threads(choose_threads(args.threads))
 
     adapter_dir = resolve_adapter(args.adapter, args.model)
     args.adapter_loaded = adapter_dir is not None
+    args.tool_schemas = recorded_tools(adapter_dir, args.model if args.model and Path(args.model).is_dir() else None)
     model, tokenizer = load_model(args.model, device=args.device, dtype=args.dtype, adapter=adapter_dir)
     return model, tokenizer, None
 
@@ -284,6 +288,7 @@ def main(argv: list[str] | None = None) -> int:
         whole_names=not args.no_whole_names,
         names_only=not args.no_names_only,
         on_event=printer,
+        tool_schemas=getattr(args, "tool_schemas", None),
     )
 
     def answer(conversation: str | list[dict]) -> AgentResult:

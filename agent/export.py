@@ -33,7 +33,7 @@ CONVERTER_TYPES = ("f32", "f16", "bf16", "q8_0")
 QUANTIZED_TYPES = {"q4_0": 2, "q4_1": 3, "q5_0": 8, "q5_1": 9}  # llama.cpp's LLAMA_FTYPE_MOSTLY_* values
 GGUF_TYPES = CONVERTER_TYPES + tuple(QUANTIZED_TYPES)
 DEFAULT_EXPORT = "ppsf-smollm2-135m"  # the default model's export: folder and GGUF file names
-EXPORT_VERSION = 2  # bump when what export() writes changes: a cached default export is then made again
+EXPORT_VERSION = 3  # bump when what export() writes changes: a cached default export is then made again
 INFO_FILE = "export_info.json"
 
 
@@ -135,7 +135,7 @@ def export(
     name: str = "",
 ) -> dict[str, Path]:
     """Write the merged model folder to out and its GGUFs to out/gguf; return {"folder"|type: path}."""
-    from .engine.models import DEFAULT_NAME, load_model
+    from .engine.models import DEFAULT_NAME, TOOLS_FILE, load_model, resolve_adapter
 
     unknown = [t for t in gguf if t not in GGUF_TYPES]
     if unknown:
@@ -144,6 +144,9 @@ def export(
     lm, _ = load_model(model, device="cpu", dtype=dtype, adapter=adapter)  # the adapter merged in float32
     save_model_folder(out, lm, base_name=model or f"HuggingFaceTB/{DEFAULT_NAME}")
     (out / INFO_FILE).write_text(json.dumps(export_info(model, adapter, dtype), indent=2) + "\n", encoding="utf-8")
+    adapter_dir = resolve_adapter(adapter, model)
+    if adapter_dir is not None and (adapter_dir / TOOLS_FILE).is_file():  # the tool schemas it was trained on
+        shutil.copyfile(adapter_dir / TOOLS_FILE, out / TOOLS_FILE)
     written: dict[str, Path] = {"folder": out}
     name = name or DEFAULT_EXPORT
     if script is None:

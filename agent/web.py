@@ -114,8 +114,16 @@ class Turn:
 class PharmacistApp:
     """The model, loaded once, and the runs of every tab through it, one at a time."""
 
-    def __init__(self, model: Any, tokenizer: Any, generator: Any = None, *, adapter_loaded: bool = True) -> None:
-        self.model, self.tokenizer = model, tokenizer
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        generator: Any = None,
+        *,
+        adapter_loaded: bool = True,
+        tool_schemas: dict[str, dict] | None = None,
+    ) -> None:
+        self.model, self.tokenizer, self.tool_schemas = model, tokenizer, tool_schemas
         self.examples = None
         if not adapter_loaded:
             from .pharmacy import demo_examples
@@ -131,7 +139,7 @@ class PharmacistApp:
         config = AgentConfig(system_prompt=prompt, max_steps=int(max_steps))
         return pharmacist_agent(
             self.model, self.tokenizer, config=config, generator=self.generator, examples=self.examples,
-            on_event=on_event, language={"TR": "tr", "EN": "en"}.get(language),
+            on_event=on_event, language={"TR": "tr", "EN": "en"}.get(language), tool_schemas=self.tool_schemas,
         )  # fmt: skip
 
     def run(
@@ -270,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
         generator = OpenAIGenerator(args.model, tokenizer, base_url=args.base_url or DEFAULT_BASE_URL)
         app = PharmacistApp(None, tokenizer, generator)
     else:
-        from .engine.models import default_adapter_dir, load_model, resolve_adapter
+        from .engine.models import default_adapter_dir, load_model, recorded_tools, resolve_adapter
 
         if args.model is None and os.environ.get("SPACE_ID"):
             # A Hugging Face Space has no bundled GGUF: the base model from the Hub, with the repo's adapter.
@@ -278,7 +286,9 @@ def main(argv: list[str] | None = None) -> int:
             args.adapter = str(default_adapter_dir()) if args.adapter == "auto" else args.adapter
         adapter = resolve_adapter(args.adapter, args.model)
         model, tokenizer = load_model(args.model, device=args.device, adapter=adapter)
-        app = PharmacistApp(model, tokenizer, adapter_loaded=adapter is not None)
+        local = args.model if args.model and Path(args.model).is_dir() else None
+        schemas = recorded_tools(adapter, local)
+        app = PharmacistApp(model, tokenizer, adapter_loaded=adapter is not None, tool_schemas=schemas)
     demo = build(app)
     demo.queue(default_concurrency_limit=1)
     demo.launch(server_name=args.host, server_port=args.port, show_error=True)

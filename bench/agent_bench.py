@@ -219,12 +219,13 @@ class PipelineSystem:
         from transformers import pipeline
 
         from agent.engine.toolbox import Toolbox
+        from agent.pharmacy import default_tool_schemas
         from agent.pharmacy.tools import PHARMACY_TOOLS
         from agent.ppsf import STOP_STRINGS
 
         self.tokenizer, self.max_steps, self.max_new_tokens = tokenizer, max_steps, max_new_tokens
         self.generate = pipeline("text-generation", model=model, tokenizer=tokenizer)
-        self.toolbox = Toolbox(list(PHARMACY_TOOLS))
+        self.toolbox = Toolbox(list(PHARMACY_TOOLS), recorded=default_tool_schemas())  # the agent's tools block
         # (d): what a careful user adds, generate()'s stop_strings on the lines only the prompt writes.
         self.stops = {"stop_strings": list(STOP_STRINGS), "tokenizer": tokenizer} if stop_strings else {}
         self.run = SystemRun("transformers loop + stop_strings" if stop_strings else "transformers pipeline loop")
@@ -292,12 +293,13 @@ class LlamaCppLoopSystem(PipelineSystem):
 
     def __init__(self, llama, tokenizer, max_steps: int, max_new_tokens: int) -> None:
         from agent.engine.toolbox import Toolbox
+        from agent.pharmacy import default_tool_schemas
         from agent.pharmacy.tools import PHARMACY_TOOLS
         from agent.ppsf import STOP_STRINGS
 
         self.llama, self.tokenizer = llama, tokenizer
         self.max_steps, self.max_new_tokens = max_steps, max_new_tokens
-        self.toolbox = Toolbox(list(PHARMACY_TOOLS))
+        self.toolbox = Toolbox(list(PHARMACY_TOOLS), recorded=default_tool_schemas())  # the agent's tools block
         self.stop = list(STOP_STRINGS)
         self.run = SystemRun("llama.cpp completion loop")
 
@@ -372,10 +374,12 @@ class SmolagentsSystem:
     def __init__(self, model_dir: Path, max_steps: int, max_new_tokens: int) -> None:
         from smolagents import ToolCallingAgent, TransformersModel
 
-        from agent.engine.toolbox import tool_schema
+        from agent.engine.toolbox import Toolbox
+        from agent.pharmacy import default_tool_schemas
         from agent.pharmacy.tools import PHARMACY_TOOLS
 
-        tools = [smolagents_tool(fn, tool_schema(fn)) for fn in PHARMACY_TOOLS]
+        toolbox = Toolbox(list(PHARMACY_TOOLS), recorded=default_tool_schemas())
+        tools = [smolagents_tool(fn, schema) for fn, schema in zip(PHARMACY_TOOLS, toolbox.schemas, strict=True)]
         # torch_dtype, not dtype: TransformersModel forwards unknown kwargs to every generate() call.
         model = TransformersModel(
             model_id=str(model_dir), device_map="cpu", torch_dtype="float32", max_new_tokens=max_new_tokens
@@ -501,6 +505,7 @@ def per_call_us(fn: Callable[[], Any], repeats: int) -> float:
 def template_speed(tokenizer, repeats: int) -> list[tuple[str, float, float]]:
     """[(template, render µs, parse µs)] on the same 20-message conversation and the same reply."""
     from agent.engine.toolbox import Toolbox
+    from agent.pharmacy import default_tool_schemas
     from agent.pharmacy.tools import PHARMACY_TOOLS
     from agent.ppsf import chat_template, response_template
 
@@ -510,7 +515,7 @@ def template_speed(tokenizer, repeats: int) -> list[tuple[str, float, float]]:
         qwen_rt = next(v for k, v in _RESPONSE_TEMPLATE_FALLBACKS.items() if "qwen3" in k)
     except ImportError:
         qwen_rt = None
-    tools = Toolbox(list(PHARMACY_TOOLS)).schemas
+    tools = Toolbox(list(PHARMACY_TOOLS), recorded=default_tool_schemas()).schemas
     messages = conversation(tools)
     args = '{"drug": "Parol", "weight_kg": 70, "age_years": 30}'
     ppsf_reply = (

@@ -76,6 +76,11 @@ def test_export_writes_a_model_folder_with_the_repo_tokenizer_and_stops(exported
         and "library_name: transformers" in card
     )
     assert "# PPSF agent model (merged LoRA)" in card and repr(list(STOP_STRINGS)) in card
+    # The tool schemas the adapter was trained on travel with its weights (agent.engine.models.recorded_tools).
+    assert (folder / "tools.json").read_bytes() == (REPO / "adapter" / "tools.json").read_bytes()
+    from agent.engine.models import recorded_tools
+
+    assert recorded_tools(folder) == recorded_tools(REPO / "adapter")
 
 
 def test_the_exported_folder_runs_in_a_plain_transformers_pipeline(exported, tuned):
@@ -382,7 +387,7 @@ def test_upload_model_dry_run_lists_the_export_and_validates_it(exported, upload
     assert upload.main(argv) == 0
     out = capsys.readouterr().out
     listed = {line.split()[0] for line in out.splitlines() if line.startswith("  ")}
-    assert listed == {*upload.MODEL_REQUIRED, "additional_chat_templates/train.jinja",
+    assert listed == {*upload.MODEL_REQUIRED, "tools.json", "additional_chat_templates/train.jinja",
                       "gguf/ppsf-smollm2-135m-q8_0.gguf", "gguf/ppsf-smollm2-135m-q4_1.gguf"}  # fmt: skip
     assert "Validation: OK" in out
 

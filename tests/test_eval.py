@@ -464,7 +464,9 @@ def test_free_text_sets_share_no_question_with_each_other_or_the_templated_set()
     assert len(set(queries)) == len(queries) and not set(queries) & templated
 
 
-@pytest.mark.parametrize(("name", "cases"), [("dev_names_any", "dev"), ("dev", "dev"), ("test", "test")])
+@pytest.mark.parametrize(
+    ("name", "cases"), [("dev_names_any", "dev"), ("dev", "dev"), ("test", "test"), ("dev_adult_band", "dev")]
+)
 def test_free_text_summaries_rescore_from_their_predictions(name, cases):
     folder = RESULTS / "freetext"
     summary = json.loads((folder / f"{name}_summary.json").read_text(encoding="utf-8"))

@@ -30,8 +30,17 @@ def test_the_band_is_wider_than_three_sd_and_documented_medians_rise():
     # WHO -3 SD / +3 SD at 12 months (girls 7.0 kg, boys 13.3 kg) lie inside the band.
     low, high = weight_band(1.0)
     assert low < 7.0 and high > 13.3
-    assert implausible(70, 30) is None and weight_band(18) is None  # adults are not checked
+    assert implausible(70, 30) is None and weight_band(18) == weight_band(10)[:1] + (None,)
     assert implausible(15, 14) is not None  # from 10 years only the lower bound holds
+
+
+@pytest.mark.parametrize("drug", ["Calpol", "Parol", "Nurofen"])
+def test_an_adult_weight_under_the_band_is_an_age_and_weight_swapped(drug):
+    # "20 kilo, 5 yaş" written as weight 5, age 20 used to be dosed for a 5 kg adult (an under-dose for the child).
+    swapped = calculate_dose(drug, 5, 20)
+    assert swapped["refer_to_doctor"] is True and "per_dose_mg" not in swapped
+    assert "5 kg" in swapped["reasons"][0]
+    assert calculate_dose(drug, 20, 5)["refer_to_doctor"] is False
 
 
 def test_W12_a_product_age_band_is_respected():
@@ -94,3 +103,42 @@ def test_I3_ulcerative_colitis_is_not_a_peptic_ulcer():
         assert "Peptik ülser" not in factors and "Peptic ulcer" not in factors, (text, factors)
         assert result["verdict"] in ("caution", "ok")
     assert check_contraindications("Nurofen", conditions=["mide ülseri"])["verdict"] == "avoid"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "years", "shown"),
+    [
+        ({"age_months": 9}, 0.75, "9 ay"),
+        ({"age_months": "9"}, 0.75, "9 ay"),
+        ({"age_years": 1, "age_months": 6}, 1.5, "1.5 yaş"),
+        ({"age_years": "1,5"}, 1.5, None),
+        ({"age_months": 30}, 2.5, "2.5 yaş"),
+    ],
+)
+def test_ages_are_taken_as_written_and_converted_by_the_tool(kwargs, years, shown):
+    # The model copies "9 aylık" as age_months 9; the tool converts (a small model writes 9 months as 9 years).
+    result = calculate_dose("Calpol", 12, **kwargs)
+    assert result["age_years"] == years and result["refer_to_doctor"] is False
+    assert result["per_dose_mg"] == calculate_dose("Calpol", 12, age_years=years)["per_dose_mg"]
+    assert result.get("age") == shown  # the months as the tool read them, for the answer
+
+
+def test_months_reach_the_age_checks():
+    young = check_contraindications("Nurofen", age_months=2, language="en")
+    assert young["verdict"] == "avoid" and "3 months" in young["reasons"][0]["text"]
+    assert check_contraindications("Nurofen", age_months=8)["verdict"] == "ok"
+    assert calculate_dose("Nurofen", 5, age_months=2)["refer_to_doctor"] is True
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({}, "give the age"),
+        ({"age_months": -1}, "age_months must be >= 0"),
+        ({"age_months": "dokuz"}, "age_months must be a number"),
+        ({"age_years": 100, "age_months": 400}, "the age must be <= 120 years"),
+    ],
+)
+def test_a_missing_or_bad_age_is_named(kwargs, message):
+    error = calculate_dose("Calpol", 12, **kwargs)["error"]
+    assert message in error["message"]

@@ -54,7 +54,7 @@ def test_tool_list_and_order():
         (search_drug, ["drug"]),
         (get_drug_info, ["drug", "section"]),
         (check_interactions, ["drugs"]),
-        (calculate_dose, ["drug", "weight_kg", "age_years"]),
+        (calculate_dose, ["drug", "weight_kg"]),
         (find_alternatives, ["drug"]),
         (check_contraindications, ["drug"]),
     ],

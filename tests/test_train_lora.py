@@ -12,14 +12,18 @@ import torch
 import train_lora
 
 from agent import ppsf
+from agent.engine.toolbox import tool_schema
 from agent.pharmacy import SYSTEM_PROMPT as DEFAULT_SYSTEM_PROMPT
 from agent.pharmacy import pharmacist_agent
+from agent.pharmacy.tools import PHARMACY_TOOLS
 
 # ---------------------------------------------------------------- rendering and the loss mask
 
 
 def test_conversations_render_exactly_as_the_agent_prompts(conversations, repo_tokenizer):
-    agent = pharmacist_agent(None, repo_tokenizer, generator=SimpleNamespace())
+    # The agent of a model trained on this data: shown today's schemas (train_lora records them in tools.json).
+    own = {fn.__name__: tool_schema(fn) for fn in PHARMACY_TOOLS}
+    agent = pharmacist_agent(None, repo_tokenizer, generator=SimpleNamespace(), tool_schemas=own)
     train = repo_tokenizer.chat_template["train"]
     for conv in conversations[:10]:
         assert agent.toolbox.schemas == conv["tools"]

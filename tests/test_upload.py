@@ -36,7 +36,12 @@ SENTINEL = f"hf_sentinel{uuid.uuid4().hex}"
 # The allowlist as the brief states it, written out independently of upload.py's constants.
 REQUIRED = ["tokenizer.json", "tokenizer_config.json", "chat_template.jinja", "README.md", "LICENSE"]
 OPTIONAL = ["special_tokens_map.json", "docs/app.png"]
-ADAPTER_FILES = ["adapter/adapter_config.json", "adapter/adapter_model.safetensors", "adapter/README.md"]
+ADAPTER_FILES = [
+    "adapter/adapter_config.json",
+    "adapter/adapter_model.safetensors",
+    "adapter/README.md",
+    "adapter/tools.json",
+]
 # Files that sit next to the real ones and must never be sent.
 JUNK = {
     ".env": "HF_TOKEN=hf_dotenv_secret\n",
@@ -94,6 +99,7 @@ def _add_fake_adapter(repo: Path) -> None:
     header = json.dumps({"lora_A": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}).encode()
     (adapter / "adapter_model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header + b"\0" * 4)
     (adapter / "README.md").write_text("---\nlibrary_name: peft\n---\n# PPSF LoRA\n", encoding="utf-8")
+    (adapter / "tools.json").write_text("[]\n", encoding="utf-8")  # the tool schemas it was trained on
     # Shipping an adapter makes base_model mandatory in the card.
     from huggingface_hub import ModelCard
 

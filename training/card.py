@@ -213,8 +213,69 @@ def _card_recipe_section(info: dict) -> list[str]:
     return lines + ["```bash", *commands, "```"]
 
 
-def write_card(out: Path, info: dict, base: dict | None = None, tuned: dict | None = None) -> Path:
-    """adapter/README.md: front matter, data, recipe, wall time and (when given) base vs adapter scores."""
+def _intro() -> list[str]:
+    return [
+        "Teaches SmolLM2-135M-Instruct the PPSF v1.1 agent format of this repo: it writes `@TOOL_CALL` blocks for",
+        "the six pharmacy tools, reads `@TOOL_RESPONSE` results and answers in `@PHARMACIST` from them only, in",
+        "Turkish or English. `agent.engine.models.load_model()` merges it into the default model (`--adapter none`",
+        "to disable). Not medical advice.",
+    ]
+
+
+def _recipe_sections(info: dict, report: str | None) -> list[str]:
+    """Data, recipe and scores of an adapter made by training/recipe.py (one run from the base model)."""
+    data, train = info["recipe_values"]["data"], info["recipe_values"]["train"]
+    lines = [
+        "## Data",
+        "",
+        f"{info.get('conversations')} synthetic conversations ({info.get('tokens')} tokens, {info.get('loss_tokens')}",
+        "in the loss), 4-8 exchanges each, rendered with the repo's `train` template exactly as the agent prompts.",
+        "Every tool result is a real call of `agent.pharmacy.tools`; answers restate its fact. Questions come from",
+        "`training/compose.py`: every training phrasing, with context sentences, relatives, ages in years and months,",
+        "distractor words, lower case, Turkish without Turkish letters, typos and code-switching drawn per question,",
+        "and stories, misuse and diagnosis requests. Held out for evaluation: 17 active ingredients (all their names",
+        "and brands), 4 brands of paracetamol/ibuprofen, and 2 question templates per intent and language.",
+        f"Intent mix: {', '.join(f'{k} {v:g}' for k, v in data['mix'].items())}.",
+        "",
+        "## Recipe",
+        "",
+        f"`{info['recipe']}`, from the base model: TRL {info.get('trl')} `SFTTrainer`, loss on each assistant turn",
+        "and its stop marker, logits only at loss positions; peft "
+        f"{info.get('peft')} LoRA r={info.get('rank')}, alpha={info.get('alpha')}, dropout={info.get('dropout')}"
+        f" on all linear layers; lr {train['lr']} cosine, warmup {train['warmup_steps']}, batch "
+        f"{info.get('batch_size')} x {info.get('grad_accum')}, {info.get('steps')} steps ({info.get('epochs')} epoch),",
+        f"{'bf16 autocast' if info.get('bf16') else 'fp32'}; loss {_loss(info.get('first_loss'))} -> "
+        f"{_loss(info.get('last_loss'))}; {_where(info)}.",
+        "",
+        "```bash",
+        f"{info.get('data_command', 'python training/recipe.py ' + info['recipe'])}",
+        "```",
+    ]
+    if report:
+        lines += [
+            "",
+            "## Evaluation",
+            "",
+            "`python -m agent.eval`, greedy, grounded names; dev sets chose every value of the recipe, test sets",
+            "were frozen before training and only reported.",
+            "",
+            report,
+        ]
+    return lines
+
+
+def write_card(
+    out: Path, info: dict, base: dict | None = None, tuned: dict | None = None, report: str | None = None
+) -> Path:
+    """adapter/README.md: front matter, data, recipe, wall time and (when given) base vs adapter scores; an
+    adapter of training/recipe.py gets its recipe and its dev/test ``report`` instead."""
+    if info.get("recipe"):
+        front = ["---", *_card_data().to_yaml().splitlines(), "---"]
+        lines = [*front, "", "# PPSF LoRA adapter for SmolLM2-135M-Instruct"]
+        lines += ["", *_intro(), "", *_recipe_sections(info, report)]
+        path = out / "README.md"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return path
     lines = [
         "---",
         *_card_data().to_yaml().splitlines(),
@@ -222,10 +283,7 @@ def write_card(out: Path, info: dict, base: dict | None = None, tuned: dict | No
         "",
         "# PPSF LoRA adapter for SmolLM2-135M-Instruct",
         "",
-        "Teaches SmolLM2-135M-Instruct the PPSF v1.1 agent format of this repo: it writes `@TOOL_CALL` blocks for",
-        "the six pharmacy tools, reads `@TOOL_RESPONSE` results and answers in `@PHARMACIST` from them only, in",
-        "Turkish or English. `agent.engine.models.load_model()` merges it into the default model (`--adapter none`",
-        "to disable). Not medical advice.",
+        *_intro(),
         "",
         "## Data",
         "",

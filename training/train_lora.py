@@ -161,6 +161,13 @@ def loss_positions_trainer():
     return LossPositionsSFTTrainer
 
 
+def last_checkpoint(work_dir: Path) -> str | None:
+    """The newest ``checkpoint-N`` folder the Trainer saved in work_dir, or None."""
+    from transformers.trainer_utils import get_last_checkpoint
+
+    return get_last_checkpoint(str(work_dir)) if work_dir.is_dir() else None
+
+
 def default_bf16(cuda: bool) -> bool:
     """bf16 autocast where the hardware computes in bf16: a CUDA GPU that supports it, or a CPU that oneDNN runs
     bf16 on (AVX-512/AMX). An AVX2-only CPU emulates bf16, tens of times slower than fp32
@@ -191,7 +198,9 @@ def build_trainer(model, tokenizer, rows: list[dict], args: argparse.Namespace):
         warmup_steps=args.warmup_steps,
         weight_decay=0.0,
         logging_steps=args.logging_steps,
-        save_strategy="no",
+        save_strategy="steps" if args.save_steps else "no",
+        save_steps=args.save_steps or 500,
+        save_total_limit=2,
         report_to=[],
         seed=args.seed,
         data_seed=args.seed,
@@ -281,6 +290,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--work-dir", type=Path, help="trainer output folder (default: a folder in the PPSF cache)")
+    p.add_argument(
+        "--save-steps",
+        type=int,
+        default=0,
+        help="keep a checkpoint (adapter, optimizer, scheduler, RNG, data position) in --work-dir every N steps",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue from the newest checkpoint in --work-dir (same data and flags): the same result as one run",
+    )
     p.add_argument("--card-only", action="store_true", help="only rewrite OUT/README.md (with eval scores)")
     p.add_argument("--results", type=Path, default=ROOT / "eval" / "results", help="eval summaries for the card")
     return p.parse_args(argv)
@@ -331,12 +351,18 @@ def main(argv: list[str] | None = None) -> int:
     n_loss = sum(sum(1 for t in x if t != -100) for x in trainer.train_dataset["labels"])
     print(f"{len(rows)} conversations, {n_tokens} tokens ({n_loss} in the loss)", file=sys.stderr, flush=True)
     train_started = time.time()
-    trainer.train()
+    checkpoint = last_checkpoint(args.work_dir) if args.resume else None
+    if args.resume and checkpoint is None:
+        print(f"no checkpoint in {args.work_dir}: starting from step 0", file=sys.stderr, flush=True)
+    elif checkpoint is not None:
+        print(f"resuming from {checkpoint}", file=sys.stderr, flush=True)
+    trainer.train(resume_from_checkpoint=checkpoint)
     wall = time.time() - started
     train_seconds = time.time() - train_started
     args.out.mkdir(parents=True, exist_ok=True)
     trainer.model.save_pretrained(str(args.out))
     _weights_to_bf16(args.out)
+    _record_tools(args.out, rows)
     if args.model is None:
         _fix_base_model(args.out)
     info_path = args.out / "training_info.json"
@@ -404,6 +430,17 @@ def _init_adapter_info(path: Path | None) -> dict | None:
         "path": str(path.resolve().relative_to(ROOT) if path.resolve().is_relative_to(ROOT) else path),
         "training_info": json.loads(info.read_text(encoding="utf-8")) if info.is_file() else None,
     }
+
+
+def _record_tools(out: Path, rows: list[dict]) -> None:
+    """OUT/tools.json: the tool schemas the data showed, which the agent then shows this adapter (the tools may
+    gain parameters later; agent.engine.toolbox.fit_schema)."""
+    blocks = {json.dumps(r.get("tools"), sort_keys=True) for r in rows}
+    if len(blocks) != 1 or not rows[0].get("tools"):
+        print("warning: the conversations do not share one tools block: no tools.json written", file=sys.stderr)
+        return
+    text = json.dumps(rows[0]["tools"], ensure_ascii=False, indent=2) + "\n"
+    (out / "tools.json").write_text(text, encoding="utf-8")
 
 
 def _weights_to_bf16(out: Path) -> None:

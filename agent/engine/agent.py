@@ -150,13 +150,15 @@ class Agent:
         examples: list[dict] | None = None,
         on_event: Callable[[Event], None] | None = None,
         tool_context: Callable[[list[dict]], dict[str, Any]] | None = None,
+        tool_schemas: dict[str, dict] | None = None,
     ) -> None:
         self.config = config or AgentConfig()
         self.tokenizer = tokenizer
         # This repo's format, whatever templates the model's tokenizer came with (it is not modified).
         self.chat_template = ppsf.chat_template()
         self.response_template = ppsf.response_template()
-        self.toolbox = Toolbox(tools, timeout=self.config.tool_timeout)
+        # tool_schemas: the ones the model was trained on (agent.engine.models.recorded_tools), else the tools' own.
+        self.toolbox = Toolbox(tools, timeout=self.config.tool_timeout, recorded=tool_schemas)
         # A local CachedGenerator by default; any Generator (agent.engine.openai_backend.OpenAIGenerator) else,
         # and model is then unused and may be None.
         self.generator: Generator = generator if generator is not None else CachedGenerator(model, tokenizer)

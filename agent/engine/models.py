@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import sys
@@ -184,6 +185,28 @@ def resolve_adapter(adapter: str | os.PathLike | None, model: str | None) -> Pat
             f"--adapter {str(adapter)!r}: no adapter_config.json there (expected a PEFT adapter folder)"
         )
     return path
+
+
+TOOLS_FILE = "tools.json"  # the tool schemas a model was trained on, beside its adapter or weights
+
+
+def recorded_tools(*folders: str | os.PathLike | None) -> dict[str, dict] | None:
+    """{tool name: schema} from the first of folders holding a tools.json (an adapter's, an exported model's),
+    or None when none does: the model is then shown each tool's own schema."""
+    for folder in folders:
+        if folder is None or not (path := Path(folder) / TOOLS_FILE).is_file():
+            continue
+        try:
+            schemas = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise ModelLoadError(f"{path}: not readable JSON ({e})") from e
+        if not isinstance(schemas, list) or not all(
+            isinstance(s, dict) and isinstance(s.get("function"), dict) and isinstance(s["function"].get("name"), str)
+            for s in schemas
+        ):
+            raise ModelLoadError(f"{path}: expected a list of function schemas ({{'function': {{'name': ...}}}})")
+        return {s["function"]["name"]: s for s in schemas}
+    return None
 
 
 def merge_adapter(lm: PreTrainedModel, adapter_dir: Path) -> PreTrainedModel:

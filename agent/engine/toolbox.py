@@ -37,6 +37,30 @@ def tool_schema(fn: Callable) -> dict:
     return schema
 
 
+def fit_schema(fn: Callable, schema: dict) -> dict:
+    """``schema`` for fn (a model's recorded tool interface, e.g. an adapter's tools.json), checked against fn.
+
+    A model is served with the schema it was trained on: it may show fewer parameters than fn takes (ones added
+    since, with defaults), never one fn lacks, and it must show every parameter fn requires.
+    """
+    name = fn.__name__
+    function = schema.get("function") if isinstance(schema, dict) else None
+    if not isinstance(function, dict) or function.get("name") != name:
+        raise ValueError(f"the recorded schema for {name} is not a function schema named {name!r}")
+    own = tool_schema(fn)["function"].get("parameters", {})
+    parameters = function.get("parameters", {})
+    shown = set(parameters.get("properties", {}))
+    if unknown := shown - set(own.get("properties", {})):
+        raise ValueError(
+            f"the recorded schema for {name} shows parameter(s) {name} lacks: {', '.join(sorted(unknown))}"
+        )
+    if hidden := set(own.get("required", [])) - shown:
+        raise ValueError(f"the recorded schema for {name} hides required parameter(s): {', '.join(sorted(hidden))}")
+    if bad := set(parameters.get("required", [])) - shown:
+        raise ValueError(f"the recorded schema for {name} requires parameter(s) it does not show: {sorted(bad)}")
+    return copy.deepcopy(schema)
+
+
 def _validator_schema(parameters: dict) -> dict:
     """Parameters schema for jsonschema: `nullable` (get_json_schema's Optional) as a null type, no extras."""
 
@@ -62,16 +86,24 @@ def error(code: str, message: str) -> dict:
 
 @dataclass
 class Toolbox:
-    """The tools an agent may call, with their schemas and a per-run call ledger."""
+    """The tools an agent may call, with their schemas and a per-run call ledger.
+
+    recorded: the schemas a model was trained on ({name: schema}, see fit_schema); a tool it lacks shows its own.
+    """
 
     functions: list[Callable]
     timeout: float = 10.0
+    recorded: dict[str, dict] | None = None
     schemas: list[dict] = field(init=False)
     _by_name: dict[str, tuple[Callable, Any]] = field(init=False, repr=False)
     _seen: dict[str, int] = field(init=False, repr=False, default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.schemas = [tool_schema(fn) for fn in self.functions]
+        recorded = self.recorded or {}
+        self.schemas = [
+            fit_schema(fn, recorded[fn.__name__]) if fn.__name__ in recorded else tool_schema(fn)
+            for fn in self.functions
+        ]
         self._by_name = {}
         for fn, schema in zip(self.functions, self.schemas, strict=True):
             name = schema["function"]["name"]

@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         import torch
 
         from ..engine.agent import AgentConfig
-        from ..engine.models import ModelLoadError, load_model, resolve_adapter
+        from ..engine.models import ModelLoadError, load_model, recorded_tools, resolve_adapter
         from ..engine.threads import choose_threads
         from ..pharmacy import demo_examples, pharmacist_agent
 
@@ -129,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
                 dtype=args.dtype,
                 adapter=adapter_dir if adapter_dir is not None else None,
             )
+            local = args.model if args.model and Path(args.model).is_dir() else None
+            schemas = recorded_tools(adapter_dir, local)
         except (ModelLoadError, ValueError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
@@ -142,12 +144,14 @@ def main(argv: list[str] | None = None) -> int:
             grounded_names=args.grounded_names,
             whole_names=args.whole_names,
             names_only=args.names_only,
+            tool_schemas=schemas,
         )
         started = time.time()
         predictions = run_cases(agent, cases, args.predictions)
         info = {
             "model": args.model or "SmolLM2-135M-Instruct (bundled)",
             "adapter": str(adapter_dir) if adapter_dir else None,
+            "tool_schemas": "recorded" if schemas else "the tools' own",
             "examples": use_examples,
             "grounded_names": args.grounded_names,
             "whole_names": args.grounded_names and args.whole_names,

@@ -15,7 +15,8 @@ The summary:
 - ``tool_name_accuracy``: the first step's tool names equal the expected ones (as a multiset; [] = no call);
 - ``tool_args_accuracy``: BFCL-style AST match of the first step's calls: names exact; strings equal after case,
   diacritic and whitespace normalisation (Turkish-aware: İ/I/ı fold to i); numbers within a tolerance; list order
-  ignored for parallel calls and for ``drugs``; an omitted optional argument equals its default;
+  ignored for parallel calls and for ``drugs``; an omitted optional argument equals its default; an age in
+  ``age_months`` (with or without ``age_years``) equals the same age in ``age_years``;
 - ``no_tool_precision`` / ``no_tool_recall``: of the cases answered without a call, how many expected none; of
   those expecting none, how many got none;
 - ``must_mention_rate``: final answers containing every ``must_mention`` string (normalised), over the cases
@@ -125,10 +126,23 @@ def _is_default(value: Any, default: Any) -> bool:
     return values_match(default, value)
 
 
+def _age_in_years(arguments: dict) -> dict:
+    """``age_months`` folded into ``age_years`` (the tools take either): 9 months matches 0.75 years."""
+    if "age_months" not in arguments:
+        return arguments
+    months, years = _as_number(arguments["age_months"]), _as_number(arguments.get("age_years", 0))
+    if months is None or years is None:
+        return arguments  # not numbers: compared as written, so they fail
+    out = {k: v for k, v in arguments.items() if k != "age_months"}
+    out["age_years"] = years + months / 12
+    return out
+
+
 def arguments_match(expected: dict, actual: dict, defaults: dict[str, Any] | None = None) -> bool:
     """Every expected argument matches; extra or missing ones only where they equal the parameter's default."""
     if not isinstance(actual, dict):
         return False
+    expected, actual = _age_in_years(expected), _age_in_years(actual)
     defaults = defaults or {}
     for key in set(expected) | set(actual):
         if key in expected and key in actual:

@@ -31,6 +31,7 @@ def pharmacist_agent(
     examples: list[dict] | None = None,
     on_event: Callable[[Event], None] | None = None,
     language: str | None = None,
+    tool_schemas: dict[str, dict] | None = None,
 ) -> Agent:
     """The pharmacist agent: the pharmacy tools (or `tools`), SYSTEM_PROMPT unless config names one ("" for
     none), the dose check, medicine names grounded in the conversation, and a no-answer reply in the patient's
@@ -41,6 +42,8 @@ def pharmacist_agent(
     (the default) makes a grounded name one of the medicine names the conversation holds (data or reference),
     when it holds any (not "İstanbul" or "ateş" beside "Coumadin"); False lets it be any span. language ("tr",
     "en") fixes the language the tools answer in; by default it is read from the patient's messages.
+    tool_schemas: the schemas the model was trained on (agent.engine.models.recorded_tools); by default those
+    of the repo's adapter (default_tool_schemas), as the tools they name take every older argument.
     """
     if language not in (None, "tr", "en"):
         raise ValueError(f"language must be 'tr', 'en' or None, not {language!r}")
@@ -62,7 +65,26 @@ def pharmacist_agent(
         examples=examples,
         on_event=on_event,
         tool_context=tool_context if language is None else (lambda messages: {"language": language}),
+        tool_schemas=tool_schemas if tool_schemas is not None else default_tool_schemas(),
     )
 
 
-__all__ = ["DRUG_ARGUMENTS", "PHARMACY_TOOLS", "SYSTEM_PROMPT", "demo_examples", "pharmacist_agent"]
+def default_tool_schemas() -> dict[str, dict] | None:
+    """The tool schemas the repo's adapter was trained on (adapter/tools.json): what the default model is shown.
+
+    A tool that gains a parameter (calculate_dose's age_months) shows it only to a model trained with it: the
+    committed adapter, shown age_months, wrote "4 yaşında" as 4 months (free-text dev 70.0 % -> 63.3 %).
+    """
+    from ..engine.models import default_adapter_dir, recorded_tools
+
+    return recorded_tools(default_adapter_dir())
+
+
+__all__ = [
+    "DRUG_ARGUMENTS",
+    "PHARMACY_TOOLS",
+    "SYSTEM_PROMPT",
+    "default_tool_schemas",
+    "demo_examples",
+    "pharmacist_agent",
+]

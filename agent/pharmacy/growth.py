@@ -4,7 +4,8 @@ Medians (kg) of the WHO Child Growth Standards (0-5 years, 2006) and the WHO Gro
 2007), boys and girls. The band is 0.6x the lower (girls') median to 2x the higher (boys') median, wider
 than -3 SD to +3 SD at every age, so a real child is almost never refused while a weight typed in pounds, a
 temperature read as a weight, or an adult's weight given for a baby is. WHO gives no weight-for-age past 10
-years (BMI instead); from there only the lower bound holds, and adults (18+) are not checked.
+years (BMI instead); from there only the lower bound holds, adults included: an adult "under 19 kg" is an age and
+a weight swapped ("20 kg, 5 years" read as 5 kg at 20) or a unit error, never a weight to dose by.
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ WHO_MEDIANS_KG: dict[float, tuple[float, float]] = {
     10.0: (31.2, 31.9),
 }
 LOW, HIGH = 0.6, 2.0
-ADULT_YEARS = 18.0
 _AGES = sorted(WHO_MEDIANS_KG)
 
 
@@ -48,10 +48,8 @@ def _median(age: float, side: int) -> float:
     return lo + (hi - lo) * (age - a) / (b - a)
 
 
-def weight_band(age_years: float) -> tuple[float, float | None] | None:
-    """(lowest, highest) plausible weight in kg for age_years; highest is None past 10 years; None for adults."""
-    if age_years >= ADULT_YEARS:
-        return None
+def weight_band(age_years: float) -> tuple[float, float | None]:
+    """(lowest, highest) plausible weight in kg for age_years; highest is None past 10 years."""
     low = round(LOW * _median(age_years, 0), 1)
     high = round(HIGH * _median(age_years, 1), 1) if age_years <= _AGES[-1] else None
     return low, high
@@ -60,7 +58,5 @@ def weight_band(age_years: float) -> tuple[float, float | None] | None:
 def implausible(weight_kg: float, age_years: float) -> tuple[float, float | None] | None:
     """The band weight_kg falls outside of for age_years, or None when it is plausible."""
     band = weight_band(age_years)
-    if band is None:
-        return None
     low, high = band
     return band if weight_kg < low or (high is not None and weight_kg > high) else None

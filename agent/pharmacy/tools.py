@@ -235,6 +235,21 @@ def _number(value: Any, field: str, low: float, high: float, *, low_open: bool =
     return x
 
 
+def _age(years: Any, months: Any) -> float | None:
+    """The age in years from what the patient wrote: years, months, or both ("1 yaş 6 aylık": 1 and 6).
+
+    The model copies the number and its unit; the tool converts (a 135M model writes "9 aylık" as 9 years).
+    """
+    if years is None and months is None:
+        return None
+    age = 0.0 if years is None else _number(years, "age_years", 0.0, AGE_MAX_YEARS)
+    if months is not None:
+        age += _number(months, "age_months", 0.0, AGE_MAX_YEARS * 12) / 12
+    if age > AGE_MAX_YEARS:
+        raise ToolError("out_of_range", f"the age must be <= {AGE_MAX_YEARS:g} years, got {age:g}")
+    return round(age, 4)
+
+
 def _flag(value: Any, field: str) -> bool:
     if isinstance(value, bool):
         return value
@@ -615,13 +630,20 @@ ADULT_FORMS_FROM_YEARS = 12
 
 
 @_tool
-def calculate_dose(drug: str, weight_kg: float, age_years: float, language: Lang | None = None) -> dict:
+def calculate_dose(
+    drug: str,
+    weight_kg: float,
+    age_years: float | None = None,
+    age_months: float | None = None,
+    language: Lang | None = None,
+) -> dict:
     """Calculate a single weight-based dose (paracetamol, ibuprofen) within the label's limits.
 
     Args:
         drug: Brand or active-ingredient name.
         weight_kg: Body weight in kilograms.
-        age_years: Age in years (0.5 for six months).
+        age_years: Age in years, as the patient wrote it.
+        age_months: Age in months, as the patient wrote it ("9 aylık": 9); with age_years, the months beyond.
         language: The patient's language, "tr" or "en"; by default the language of the name.
 
     Returns:
@@ -629,13 +651,17 @@ def calculate_dose(drug: str, weight_kg: float, age_years: float, language: Lang
     """
     name = _text(drug, "drug")
     weight = _number(weight_kg, "weight_kg", 0.0, WEIGHT_MAX_KG, low_open=True)
-    age = _number(age_years, "age_years", 0.0, AGE_MAX_YEARS)
+    age = _age(age_years, age_months)
+    if age is None:
+        raise ToolError("invalid_input", "give the age: age_years, age_months, or both")
     db = load_db()
     target, lang, corrected = _find(db, name, exact=True)
     lang = _language(language) or lang
     out = _header(db, target, lang, corrected, name)
     out["weight_kg"] = weight
     out["age_years"] = age
+    if age_months is not None:
+        out["age"] = _years(age, lang)  # what the months were read as
     ids = db.ingredient_ids(target)
     rule = db.dose_rules.get(ids[0]) if len(ids) == 1 else None
 
@@ -782,6 +808,7 @@ def check_contraindications(
     pregnant: bool = False,
     breastfeeding: bool = False,
     age_years: float | None = None,
+    age_months: float | None = None,
     conditions: list[str] | None = None,
     language: Lang | None = None,
 ) -> dict:
@@ -792,6 +819,7 @@ def check_contraindications(
         pregnant: Whether the patient is pregnant.
         breastfeeding: Whether the patient is breastfeeding.
         age_years: Patient's age in years, if known.
+        age_months: Patient's age in months, if given in months ("8 months old": 8).
         conditions: Patient's diseases or allergies in Turkish or English, e.g. ["astım", "kidney failure"].
         language: The patient's language, "tr" or "en"; by default the language of the name.
 
@@ -801,7 +829,7 @@ def check_contraindications(
     name = _text(drug, "drug")
     is_pregnant = _flag(pregnant, "pregnant")
     is_breastfeeding = _flag(breastfeeding, "breastfeeding")
-    age = None if age_years is None else _number(age_years, "age_years", 0.0, AGE_MAX_YEARS)
+    age = _age(age_years, age_months)
     texts = [] if conditions is None else _text_list(conditions, "conditions", 0, MAX_CONDITIONS, _CONDITION_PUNCT)
     db = load_db()
     target, lang, corrected = _find(db, name, exact=True)

@@ -1,0 +1,246 @@
+"""Issue 24's recipe: composed training data, one command from the base model (resumable), the dev/test split."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+from pathlib import Path
+
+import compose
+import generate_data as gd
+import pytest
+import recipe
+import split_eval
+from safetensors.torch import load_file
+
+from agent.engine.toolbox import tool_schema
+from agent.pharmacy.text import fold
+from agent.pharmacy.tools import PHARMACY_TOOLS
+
+ROOT = Path(__file__).resolve().parent.parent
+RECIPE = ROOT / "training" / "recipes" / "default.yaml"
+
+
+@pytest.fixture(scope="module")
+def composed(names) -> list[dict]:
+    values = recipe.load_recipe(RECIPE)["data"]
+    rng = random.Random(11)
+    gen = compose.ComposedGenerator(rng, names, values["mix"], values["surface"])
+    return [gd.conversation(gen, rng) for _ in range(60)]
+
+
+def user_turns(conversations: list[dict]) -> list[str]:
+    return [m["content"] for c in conversations for m in c["messages"] if m["role"] == "user"]
+
+
+def calls(conversations: list[dict]) -> list[dict]:
+    return [
+        {"name": t["function"]["name"], **json.loads(t["function"]["arguments"])}
+        for c in conversations
+        for m in c["messages"]
+        for t in m.get("tool_calls") or []
+    ]
+
+
+# ---------------------------------------------------------------- the composed data
+
+
+def test_every_name_a_call_uses_is_a_span_of_its_question(composed):
+    # Grounding copies names from the conversation: composition must never change a name it wraps.
+    assert all(compose.names_in_question(c) for c in composed)
+
+
+def test_ages_are_copied_in_the_unit_the_patient_wrote(composed):
+    dose_and_age = [c for c in calls(composed) if "age_months" in c]
+    assert len(dose_and_age) >= 5
+    for conv in composed:
+        user = ""
+        for m in conv["messages"]:
+            if m["role"] == "user":
+                user = m["content"]
+            for t in m.get("tool_calls") or []:
+                args = json.loads(t["function"]["arguments"])
+                if "age_months" in args:  # the months are in the question, next to a month word
+                    pattern = rf"\b{args['age_months']:g} ?(ay|aylık|month|mo)"
+                    assert re.search(pattern, fold(user)), (user, args)
+
+
+def test_a_temperature_beside_the_weight_is_not_the_weight(composed):
+    for conv in composed:
+        user = ""
+        for m in conv["messages"]:
+            if m["role"] == "user":
+                user = m["content"]
+            for t in m.get("tool_calls") or []:
+                args = json.loads(t["function"]["arguments"])
+                if "weight_kg" in args and re.search(r"ateş|fever|temp|degrees", user):
+                    written = f"{args['weight_kg']:g}"
+                    assert re.search(rf"{written.replace('.', '[.,]')} ?(kg|kilo)", user), (user, args)
+
+
+def test_every_axis_of_the_surface_shows_up(composed):
+    turns = user_turns(composed)
+    tr = [t for t in turns if "ı" in t or "ş" in t or "ğ" in t]
+    assert any(t == t.lower() and re.search("[a-z]", t) for t in turns)  # all lower case
+    assert any(re.search(r"\b(yasinda|aylik|icin|gundur|sabahtan)\b", t) for t in turns)  # no Turkish letters
+    assert any(w in fold(t) for t in turns for w in ("izmir", "london", "eczane", "boots", "kahve", "coffee"))
+    assert len(tr) > 10
+    kinds = {m.get("content") for c in composed for m in c["messages"] if m["role"] == "assistant"}
+    assert gd.REFUSAL_ANSWER["tr"] in kinds or gd.REFUSAL_ANSWER["en"] in kinds
+    assert compose.DIAGNOSIS_ANSWER["tr"] in kinds or compose.DIAGNOSIS_ANSWER["en"] in kinds
+
+
+def test_composition_never_reaches_held_out_drugs_or_templates(names, composed):
+    report = gd.split_report(names)
+    held_out = {fold(n) for n in report["drugs"]["eval"]} - {fold(n) for n in report["drugs"]["train"]}
+    words = {w for t in user_turns(composed) for w in re.findall(r"\w+", fold(t))}
+    assert not held_out & words
+    for conv in composed:
+        assert set(conv["meta"]["templates"]) <= report["templates"]["train"]
+
+
+def test_the_tools_block_is_the_tools_own_schemas(composed):
+    assert composed[0]["tools"] == [tool_schema(fn) for fn in PHARMACY_TOOLS]
+
+
+@pytest.mark.parametrize(("word", "genitive"), [("oğlum", "oğlumun"), ("annem", "annemin"), ("kızımız", "kızımızın")])
+def test_turkish_genitive(word, genitive):
+    assert compose.genitive(word) == genitive
+
+
+# ---------------------------------------------------------------- the recipe file
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("train.lr=abc", "'abc' is not a float"),
+        ("train.nope=1", "expected an existing key"),
+        ("eval.dev=[x.jsonl]", "no such case file: x.jsonl"),
+        ("data.surface.lower=1.5", "lower: a probability is between 0 and 1"),
+        ("data.mix.usage=-1", "usage: a weight is a finite number >= 0"),
+        ("nothing", "expected an existing key"),
+    ],
+)
+def test_recipe_errors_name_the_key(override, message):
+    with pytest.raises(recipe.RecipeError, match=re.escape(message)):
+        recipe.load_recipe(RECIPE, [override])
+
+
+def test_a_recipe_file_with_an_unknown_section_or_a_text_number_is_refused(tmp_path):
+    text = RECIPE.read_text(encoding="utf-8")
+    (tmp_path / "extra.yaml").write_text(text + "\nwandb: {}\n", encoding="utf-8")
+    with pytest.raises(recipe.RecipeError, match="unknown section"):
+        recipe.load_recipe(tmp_path / "extra.yaml")
+    (tmp_path / "lr.yaml").write_text(text.replace("lr: 5.0e-4", "lr: 5e-4"), encoding="utf-8")
+    with pytest.raises(recipe.RecipeError, match=r"\[train\] lr: expected a number"):
+        recipe.load_recipe(tmp_path / "lr.yaml")
+
+
+def test_cpu_runs_keep_the_effective_batch():
+    values = recipe.load_recipe(RECIPE)
+    gpu, cpu = values["train"], values["train"] | values["cpu"]
+    assert gpu["batch_size"] * gpu["grad_accum"] == cpu["batch_size"] * cpu["grad_accum"]
+    argv = recipe.train_argv(values, Path("/tmp/x"), "cpu", resume=True)
+    assert argv[argv.index("--batch-size") + 1] == "1" and "--resume" in argv and argv[-1] == "--resume"
+
+
+# ---------------------------------------------------------------- one command, resumable
+
+
+def tiny_recipe(tmp_path: Path) -> Path:
+    values = recipe.load_recipe(RECIPE)
+    values["data"]["conversations"] = 2
+    values["data"]["mix"] = dict.fromkeys(values["data"]["mix"], 0) | {"greeting": 1, "usage": 1, "dose_story": 1}
+    values["train"] |= {"max_length": 1400, "save_steps": 1, "warmup_steps": 0}
+    values["cpu"] |= {"grad_accum": 1}
+    values["eval"]["dev"] = ["eval/templated_dev.jsonl"]
+    path = tmp_path / "tiny.yaml"
+    path.write_text(json.dumps(values), encoding="utf-8")  # JSON is YAML
+    return path
+
+
+def test_one_command_trains_and_a_stopped_run_continues_to_the_same_adapter(tmp_path, tiny_model_dir):
+    path = tiny_recipe(tmp_path)
+    common = ["--model", str(tiny_model_dir), "--device", "cpu"]
+    assert recipe.main([str(path), "--out", str(tmp_path / "a"), *common, "--eval-limit", "2"]) == 0
+    a = tmp_path / "a"
+    info = json.loads((a / "adapter" / "training_info.json").read_text(encoding="utf-8"))
+    assert info["steps"] == 2 and info["recipe"].endswith("tiny.yaml") and info["init_adapter"] is None
+    assert info["data_command"].startswith("python training/recipe.py ") and "--model" in info["data_command"]
+    rows = [json.loads(line) for line in (a / "data.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert json.loads((a / "adapter" / "tools.json").read_text(encoding="utf-8")) == rows[0]["tools"]
+    report = (a / "eval" / "report.md").read_text(encoding="utf-8")
+    assert "recipe: templated_dev" in report and "| tool + arguments |" in report
+    card = (a / "adapter" / "README.md").read_text(encoding="utf-8")
+    assert "python training/recipe.py" in card and report.strip() in card
+
+    # The same run stopped after its first checkpoint, then the same command again: the same weights.
+    b = tmp_path / "b"
+    b.mkdir()
+    for name in ("recipe.json", "data.jsonl", "data.jsonl.source.json"):
+        (b / name).write_bytes((a / name).read_bytes())
+    (b / "checkpoints").mkdir()
+    import shutil
+
+    shutil.copytree(a / "checkpoints" / "checkpoint-1", b / "checkpoints" / "checkpoint-1")
+    assert recipe.main([str(path), "--out", str(b), *common, "--no-eval"]) == 0
+    first, second = (load_file(str(d / "adapter" / "adapter_model.safetensors")) for d in (a, b))
+    assert first.keys() == second.keys() and all((first[k] == second[k]).all() for k in first)
+    resumed = json.loads((b / "adapter" / "training_info.json").read_text(encoding="utf-8"))
+    assert resumed["steps"] == 2
+
+
+def test_checkpoints_of_another_recipe_are_not_continued(tmp_path, tiny_model_dir, capsys):
+    path = tiny_recipe(tmp_path)
+    out = tmp_path / "run"
+    (out / "checkpoints" / "checkpoint-1").mkdir(parents=True)
+    (out / "recipe.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(SystemExit):
+        recipe.main([str(path), "--out", str(out), "--model", str(tiny_model_dir), "--device", "cpu"])
+    assert "holds checkpoints of another recipe" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- the protocol: dev and frozen test
+
+TEMPLATED_TEST_SHA256 = "3cb2bca5ba6c1c545adfa5e3bd9d811fbcdf544b29562f463da1164cc83ecd6a"
+
+
+def test_the_templated_split_is_what_the_script_writes_and_test_is_frozen():
+    cases = [json.loads(line) for line in (ROOT / "eval" / "cases.jsonl").read_text(encoding="utf-8").splitlines()]
+    dev, test = split_eval.split(cases)
+    on_disk = {
+        name: [json.loads(line) for line in (ROOT / "eval" / f"templated_{name}.jsonl").read_text().splitlines()]
+        for name in ("dev", "test")
+    }
+    assert on_disk == {"dev": dev, "test": test}
+    assert hashlib.sha256((ROOT / "eval" / "templated_test.jsonl").read_bytes()).hexdigest() == TEMPLATED_TEST_SHA256
+    assert {c["id"] for c in dev}.isdisjoint({c["id"] for c in test}) and len(dev) + len(test) == len(cases)
+    templates = [{t for c in side for t in c["templates"]} for side in (dev, test)]
+    assert templates[0].isdisjoint(templates[1])
+    assert {c["intent"] for c in dev} == {c["intent"] for c in test}  # every intent on both sides
+
+
+@pytest.mark.parametrize(
+    ("stem", "predictions"),
+    [
+        ("templated_dev", "adapter_predictions.jsonl"),
+        ("templated_test", "adapter_predictions.jsonl"),
+        ("freetext_dev", "freetext/dev_adult_band_predictions.jsonl"),
+        ("freetext_test", "freetext/test_predictions.jsonl"),
+    ],
+)
+def test_the_defaults_figures_on_the_four_sets_rescore(stem, predictions):
+    from agent.eval import runner
+
+    cases = runner.read_jsonl(ROOT / "eval" / f"{stem}.jsonl")
+    by_id = {p["id"]: p for p in runner.read_jsonl(ROOT / "eval" / "results" / predictions)}
+    s = runner.score(cases, [by_id[c["id"]] for c in cases])
+    pct = lambda key: f"{s[key] * 100:.1f} %"  # noqa: E731
+    row = (
+        f"| {stem} | {pct('tool_args_accuracy')} | {pct('no_tool_precision')} / {pct('no_tool_recall')} | "
+        f"{pct('must_mention_rate')} | {pct('answer_language_match')} | {s['unsafe_dose_answers']} | {s['cases']} |"
+    )
+    assert row in (ROOT / "docs" / "training.md").read_text(encoding="utf-8")

@@ -1,0 +1,258 @@
+"""One recipe, one command: composed data, a LoRA trained from the base model, scores on the dev sets.
+
+    python training/recipe.py training/recipes/default.yaml                 # -> runs/default/
+    python training/recipe.py RECIPE --set train.lr=3e-4 --out runs/lr3e-4  # a variant, for a choice made on dev
+    python training/recipe.py RECIPE --test --compare adapter/              # a release: test sets, beside the default
+
+OUT/data.jsonl is what training/compose.py writes for the recipe's [data]; OUT/checkpoints/ keeps a checkpoint
+every train.save_steps, and running the same command again continues from the newest one (same data, same
+schedule, same result), so a long CPU run can be stopped and continued; OUT/adapter/ is the adapter and its card;
+OUT/eval/ holds predictions and summaries of every set scored. Runs on CUDA when there is one, else on CPU with
+the recipe's [cpu] batch (the same effective batch).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import generate_data as gd  # siblings: run as a script
+import yaml
+from card import write_card
+from compose import ComposedGenerator
+
+ROOT = gd.ROOT
+SECTIONS: dict[str, set[str]] = {
+    "data": {"conversations", "seed", "mix", "surface"},
+    "train": {
+        "epochs",
+        "batch_size",
+        "grad_accum",
+        "lr",
+        "warmup_steps",
+        "rank",
+        "alpha",
+        "dropout",
+        "max_length",
+        "seed",
+        "save_steps",
+    },
+    "cpu": {"batch_size", "grad_accum"},
+    "eval": {"max_steps", "dev", "test"},
+}
+SURFACE = ("before", "after", "switch", "lower", "ascii", "typo", "nopunct")
+# What the card and docs print of each summary, in this order.
+METRICS = [
+    ("tool_args_accuracy", "tool + arguments"),
+    ("no_tool_precision", "no-tool precision"),
+    ("no_tool_recall", "no-tool recall"),
+    ("must_mention_rate", "key fact"),
+    ("answer_language_match", "answer language"),
+    ("unsafe_dose_answers", "unsafe doses"),
+]
+
+
+class RecipeError(ValueError):
+    """A recipe file or --set override that cannot be used; the message names the key."""
+
+
+def load_recipe(path: Path, overrides: list[str] = ()) -> dict[str, Any]:
+    """The recipe file with its --set overrides applied, checked key by key."""
+    try:
+        recipe = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as e:
+        raise RecipeError(f"{path}: {e}") from None
+    if not isinstance(recipe, dict):
+        raise RecipeError(f"{path}: a recipe is a mapping of sections (data, train, cpu, eval)")
+    for item in overrides:
+        key, sep, text = item.partition("=")
+        parts = key.strip().split(".")
+        node = recipe
+        for part in parts[:-1]:
+            node = node.get(part) if isinstance(node, dict) else None
+        if not sep or not isinstance(node, dict) or parts[-1] not in node:
+            raise RecipeError(f"--set {item!r}: expected an existing key as section.key=value")
+        old = node[parts[-1]]
+        try:
+            value = yaml.safe_load(text) if isinstance(old, (list, dict)) else type(old)(text)
+        except (ValueError, yaml.YAMLError):
+            raise RecipeError(f"--set {item!r}: {text!r} is not a {type(old).__name__}") from None
+        node[parts[-1]] = value
+    _check(recipe)
+    return recipe
+
+
+def _check(recipe: dict) -> None:
+    if unknown := set(recipe) - set(SECTIONS):
+        raise RecipeError(f"unknown section(s): {', '.join(sorted(unknown))}; known: {', '.join(SECTIONS)}")
+    for section, keys in SECTIONS.items():
+        got = set(recipe.get(section, {}))
+        if missing := keys - got:
+            raise RecipeError(f"[{section}] lacks {', '.join(sorted(missing))}")
+        if extra := got - keys:
+            raise RecipeError(f"[{section}] has unknown key(s): {', '.join(sorted(extra))}")
+    for section in ("train", "cpu"):
+        if bad := [k for k, v in recipe[section].items() if isinstance(v, bool) or not isinstance(v, (int, float))]:
+            raise RecipeError(f"[{section}] {', '.join(bad)}: expected a number (YAML reads 5e-4 as text: 5.0e-4)")
+    for key in ("dev", "test"):
+        sets = recipe["eval"][key]
+        if not isinstance(sets, list) or not all(isinstance(x, str) for x in sets):
+            raise RecipeError(f"[eval] {key}: expected a list of case files")
+        if missing := [x for x in sets if not (ROOT / x).is_file()]:
+            raise RecipeError(f"[eval] {key}: no such case file: {', '.join(missing)}")
+    surface = recipe["data"]["surface"]
+    if set(surface) != set(SURFACE):
+        raise RecipeError(f"[data.surface] must set exactly {', '.join(SURFACE)}")
+    if bad := [k for k, v in surface.items() if not 0 <= v <= 1]:
+        raise RecipeError(f"[data.surface] {', '.join(bad)}: a probability is between 0 and 1")
+    if bad := [k for k, v in recipe["data"]["mix"].items() if not 0 <= v < float("inf")]:
+        raise RecipeError(f"[data.mix] {', '.join(bad)}: a weight is a finite number >= 0")
+
+
+def write_data(recipe: dict, out: Path, command: str) -> Path:
+    """OUT/data.jsonl for the recipe's [data], and beside it the command that writes it (for the card)."""
+    data = recipe["data"]
+    rng = random.Random(data["seed"])
+    try:
+        gen = ComposedGenerator(rng, gd.build_names(), data["mix"], data["surface"])
+    except ValueError as e:
+        raise RecipeError(f"[data.mix]: {e}") from None
+    rows = [gd.conversation(gen, rng) for _ in range(data["conversations"])]
+    path = out / "data.jsonl"
+    gd.write_jsonl(path, rows)
+    source = {"command": command, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+    gd.source_path(path).write_text(json.dumps(source, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def train_argv(recipe: dict, out: Path, device: str, resume: bool, model: str | None = None) -> list[str]:
+    """train_lora.py's arguments for the recipe's [train] (and [cpu] when training on CPU)."""
+    train = dict(recipe["train"]) | (recipe["cpu"] if device == "cpu" else {})
+    argv = ["--data", str(out / "data.jsonl"), "--out", str(out / "adapter"), "--work-dir", str(out / "checkpoints")]
+    argv += ["--device", device, "--max-steps", "0"] + (["--model", model] if model else [])
+    for key, value in train.items():
+        argv += [f"--{key.replace('_', '-')}", str(value)]
+    return argv + (["--resume"] if resume else [])
+
+
+def evaluate(
+    adapter: Path,
+    sets: list[str],
+    out: Path,
+    max_steps: int,
+    device: str,
+    model: str | None = None,
+    limit: int | None = None,
+) -> dict[str, dict]:
+    """python -m agent.eval on each set with this adapter (on model, default the bundled one); {set: summary}.
+
+    On CUDA the sets run side by side (one process each: a 135M model leaves the GPU idle between tokens); on
+    CPU one after another, as two processes would only share the same cores.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    commands = {}
+    for name in sets:
+        stem = Path(name).stem
+        command = [sys.executable, "-m", "agent.eval", str(ROOT / name), "--adapter", str(adapter)]
+        command += ["--max-steps", str(max_steps), "--device", device] + (["--model", model] if model else [])
+        command += ["--limit", str(limit)] if limit else []
+        command += ["--predictions", str(out / f"{stem}_predictions.jsonl")]
+        commands[stem] = command + ["--summary", str(out / f"{stem}_summary.json")]
+    if device == "cuda":
+        running = {stem: subprocess.Popen(c, cwd=ROOT) for stem, c in commands.items()}
+        failed = [stem for stem, proc in running.items() if proc.wait() != 0]
+    else:
+        failed = [stem for stem, c in commands.items() if subprocess.run(c, cwd=ROOT).returncode != 0]
+    if failed:
+        raise RecipeError(f"agent.eval failed on {', '.join(failed)} (its output is above)")
+    return {stem: json.loads((out / f"{stem}_summary.json").read_text(encoding="utf-8")) for stem in commands}
+
+
+def table(columns: dict[str, dict[str, dict]]) -> str:
+    """A Markdown table: one row per metric, one column per (run, set)."""
+    heads = [(run, stem) for run, sets in columns.items() for stem in sets]
+    lines = ["| metric | " + " | ".join(f"{run}: {stem}" for run, stem in heads) + " |"]
+    lines.append("|---|" + "---:|" * len(heads))
+    for key, label in METRICS:
+        cells = []
+        for run, stem in heads:
+            value = columns[run][stem].get(key)
+            cells.append("n/a" if value is None else f"{value * 100:.1f} %" if isinstance(value, float) else str(value))
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _device(choice: str) -> str:
+    if choice != "auto":
+        return choice
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("recipe", type=Path, help="a recipe file (training/recipes/default.yaml)")
+    p.add_argument("--out", type=Path, help="run folder (default: runs/<recipe name>)")
+    p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="override a recipe value")
+    p.add_argument("--model", help="base model folder or Hub id (default: the bundled SmolLM2-135M-Instruct)")
+    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    p.add_argument("--restart", action="store_true", help="drop OUT's checkpoints and train from step 0")
+    p.add_argument("--no-eval", action="store_true", help="stop after training")
+    p.add_argument("--test", action="store_true", help="also score the frozen test sets (once per release)")
+    p.add_argument("--compare", type=Path, help="also score this adapter (the current default) on the same sets")
+    p.add_argument("--eval-limit", type=int, help="only the first N cases of each set (a smoke run)")
+    args = p.parse_args(argv)
+    try:
+        recipe = load_recipe(args.recipe, args.set)
+    except RecipeError as e:
+        p.error(str(e))
+    out = args.out or ROOT / "runs" / args.recipe.stem
+    device = _device(args.device)
+    out.mkdir(parents=True, exist_ok=True)
+    lock = out / "recipe.json"
+    # What the checkpoints were trained under: the recipe, its overrides and the base model.
+    resolved = json.dumps({"model": args.model, "recipe": recipe}, indent=2, sort_keys=True) + "\n"
+    checkpoints = out / "checkpoints"
+    if args.restart and checkpoints.exists():
+        import shutil
+
+        shutil.rmtree(checkpoints)
+    resume = checkpoints.is_dir() and any(checkpoints.glob("checkpoint-*"))
+    if resume and lock.is_file() and lock.read_text(encoding="utf-8") != resolved:
+        p.error(f"{out} holds checkpoints of another recipe ({lock}): pass --restart, or another --out")
+    lock.write_text(resolved, encoding="utf-8")
+    relative = args.recipe.resolve().relative_to(ROOT) if args.recipe.resolve().is_relative_to(ROOT) else args.recipe
+    command = " ".join(["python training/recipe.py", str(relative), *(f"--set {s}" for s in args.set)])
+    command += f" --model {args.model}" if args.model else ""
+    print(f"data: {recipe['data']['conversations']} conversations -> {out / 'data.jsonl'}", file=sys.stderr)
+    write_data(recipe, out, command)
+    import train_lora
+
+    train_lora.main(train_argv(recipe, out, device, resume, args.model))
+    info_path = out / "adapter" / "training_info.json"
+    info = json.loads(info_path.read_text(encoding="utf-8")) | {"recipe": str(relative), "recipe_values": recipe}
+    info_path.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    write_card(out / "adapter", info)
+    if args.no_eval:
+        return 0
+    sets = recipe["eval"]["dev"] + (recipe["eval"]["test"] if args.test else [])
+    run = {"max_steps": recipe["eval"]["max_steps"], "device": device, "model": args.model, "limit": args.eval_limit}
+    columns = {"recipe": evaluate(out / "adapter", sets, out / "eval", **run)}
+    if args.compare:
+        columns["compare"] = evaluate(args.compare, sets, out / "eval" / "compare", **run)
+    report = table(columns)
+    (out / "eval" / "report.md").write_text(report + "\n", encoding="utf-8")
+    write_card(out / "adapter", info, report=report)
+    print(report)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
