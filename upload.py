@@ -416,7 +416,7 @@ def _one_line(err: BaseException) -> str:
 
 SPACE_README = "space/README.md"
 SPACE_PACKAGE = ("agent/**/*.py", "agent/pharmacy/data/*.json", "agent/ppsf/template.jinja")
-SPACE_ADAPTER = ("adapter_config.json", "adapter_model.safetensors", "training_info.json")
+SPACE_ADAPTER = ("adapter_config.json", "adapter_model.safetensors", "training_info.json", "tools.json")
 
 
 def space_requirements(repo_dir: str | Path) -> bytes:

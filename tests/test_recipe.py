@@ -35,15 +35,6 @@ def user_turns(conversations: list[dict]) -> list[str]:
     return [m["content"] for c in conversations for m in c["messages"] if m["role"] == "user"]
 
 
-def calls(conversations: list[dict]) -> list[dict]:
-    return [
-        {"name": t["function"]["name"], **json.loads(t["function"]["arguments"])}
-        for c in conversations
-        for m in c["messages"]
-        for t in m.get("tool_calls") or []
-    ]
-
-
 # ---------------------------------------------------------------- the composed data
 
 
@@ -52,32 +43,29 @@ def test_every_name_a_call_uses_is_a_span_of_its_question(composed):
     assert all(compose.names_in_question(c) for c in composed)
 
 
-def test_ages_are_copied_in_the_unit_the_patient_wrote(composed):
-    dose_and_age = [c for c in calls(composed) if "age_months" in c]
-    assert len(dose_and_age) >= 5
-    for conv in composed:
+def asked(conversations: list[dict]):
+    """(the user turn, the arguments) of every call, with the turn it answers."""
+    for conv in conversations:
         user = ""
         for m in conv["messages"]:
             if m["role"] == "user":
                 user = m["content"]
             for t in m.get("tool_calls") or []:
-                args = json.loads(t["function"]["arguments"])
-                if "age_months" in args:  # the months are in the question, next to a month word
-                    pattern = rf"\b{args['age_months']:g} ?(ay|aylık|month|mo)"
-                    assert re.search(pattern, fold(user)), (user, args)
+                yield user, json.loads(t["function"]["arguments"])
+
+
+def test_ages_are_copied_in_the_unit_the_patient_wrote(composed):
+    in_months = [(user, args) for user, args in asked(composed) if "age_months" in args]
+    assert len(in_months) >= 5
+    for user, args in in_months:  # the months are in the question, next to a month word
+        assert re.search(rf"\b{args['age_months']:g} ?(ay|aylık|month|mo)", fold(user)), (user, args)
 
 
 def test_a_temperature_beside_the_weight_is_not_the_weight(composed):
-    for conv in composed:
-        user = ""
-        for m in conv["messages"]:
-            if m["role"] == "user":
-                user = m["content"]
-            for t in m.get("tool_calls") or []:
-                args = json.loads(t["function"]["arguments"])
-                if "weight_kg" in args and re.search(r"ateş|fever|temp|degrees", user):
-                    written = f"{args['weight_kg']:g}"
-                    assert re.search(rf"{written.replace('.', '[.,]')} ?(kg|kilo)", user), (user, args)
+    for user, args in asked(composed):
+        if "weight_kg" in args and re.search(r"ateş|fever|temp|degrees", user):
+            written = f"{args['weight_kg']:g}".replace(".", "[.,]")
+            assert re.search(rf"{written} ?(kg|kilo)", user), (user, args)
 
 
 def test_every_axis_of_the_surface_shows_up(composed):
@@ -205,7 +193,7 @@ def test_checkpoints_of_another_recipe_are_not_continued(tmp_path, tiny_model_di
 
 # ---------------------------------------------------------------- the protocol: dev and frozen test
 
-TEMPLATED_TEST_SHA256 = "3cb2bca5ba6c1c545adfa5e3bd9d811fbcdf544b29562f463da1164cc83ecd6a"
+TEMPLATED_TEST_SHA256 = "57bcb4e8348680e8190ce6a4d104c148b2ba19b233ed4357b3d95d4ff688fa30"
 
 
 def test_the_templated_split_is_what_the_script_writes_and_test_is_frozen():
@@ -221,6 +209,10 @@ def test_the_templated_split_is_what_the_script_writes_and_test_is_frozen():
     templates = [{t for c in side for t in c["templates"]} for side in (dev, test)]
     assert templates[0].isdisjoint(templates[1])
     assert {c["intent"] for c in dev} == {c["intent"] for c in test}  # every intent on both sides
+    # Key facts are today's tools' ("not in the reference"), not the ones cases.jsonl was written with.
+    stale = ("no known interaction in this database", "bu veritabanında bilinen etkileşim yok")
+    assert any(m in stale for c in cases for m in c["must_mention"])
+    assert not any(m in stale for c in dev + test for m in c["must_mention"])
 
 
 @pytest.mark.parametrize(
@@ -242,5 +234,23 @@ def test_the_defaults_figures_on_the_four_sets_rescore(stem, predictions):
     row = (
         f"| {stem} | {pct('tool_args_accuracy')} | {pct('no_tool_precision')} / {pct('no_tool_recall')} | "
         f"{pct('must_mention_rate')} | {pct('answer_language_match')} | {s['unsafe_dose_answers']} | {s['cases']} |"
+    )
+    assert row in (ROOT / "docs" / "training.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("stem", ["freetext_dev", "templated_dev"])
+def test_the_cpu_probe_summaries_rescore(stem):
+    from agent.eval import runner
+
+    folder = ROOT / "eval" / "results" / "recipe_probe"
+    summary = json.loads((folder / f"{stem}_summary.json").read_text(encoding="utf-8"))
+    cases = runner.read_jsonl(ROOT / "eval" / f"{stem}.jsonl")
+    s = runner.score(cases, runner.read_jsonl(folder / f"{stem}_predictions.jsonl"))
+    assert {k: summary[k] for k in s} == s
+    pct = lambda key: f"{s[key] * 100:.1f} %"  # noqa: E731
+    row = (
+        f"| recipe_probe | {stem} | {pct('tool_args_accuracy')} | {pct('no_tool_precision')} / "
+        f"{pct('no_tool_recall')} | {pct('must_mention_rate')} | {pct('answer_language_match')} | "
+        f"{s['unsafe_dose_answers']} |"
     )
     assert row in (ROOT / "docs" / "training.md").read_text(encoding="utf-8")

@@ -252,6 +252,11 @@ def _pick(rng: random.Random, lang: str, kind: str = "child") -> dict[str, str]:
     }
 
 
+def lower(text: str, lang: str) -> str:
+    """Lower case as a phone writes it: Turkish İ and I become i and ı (str.lower gives "i̇" and "i")."""
+    return (text.replace("İ", "i").replace("I", "ı") if lang == "tr" else text).lower()
+
+
 def _typo(rng: random.Random, word: str) -> str:
     i = rng.randrange(1, len(word) - 1)
     return word[:i] + word[i + 1 :] if rng.random() < 0.5 else word[:i] + word[i + 1] + word[i] + word[i + 2 :]
@@ -286,12 +291,13 @@ class ComposedGenerator(gd.Generator):
             text = rng.choice(BEFORE[lang]).format(**_pick(rng, lang)) + " " + text
         if story and rng.random() < p["after"]:
             text = text.rstrip() + " " + rng.choice(AFTER[lang])
-        if rng.random() < p["switch"]:
+        if rng.random() < p["switch"]:  # at a clause boundary: the start, the end, or after a comma or stop
             words = text.split(" ")
-            words.insert(rng.randrange(len(words) + 1), rng.choice(SWITCH[lang]))
+            spots = [0, len(words)] + [i + 1 for i, w in enumerate(words[:-1]) if w[-1:] in ",.?!:"]
+            words.insert(rng.choice(spots), rng.choice(SWITCH[lang]))
             text = " ".join(words)
-        if rng.random() < p["lower"]:
-            text = text.lower()  # the marks have no letters: names keep their case
+        if rng.random() < p["lower"]:  # the marks have no letters: names keep their case
+            text = lower(text, lang)
         if lang == "tr" and rng.random() < p["ascii"]:
             text = text.translate(TURKISH_LETTERS)
         if rng.random() < p["typo"]:
@@ -317,8 +323,9 @@ class ComposedGenerator(gd.Generator):
         m = rng.randint(1, 11) if form == "both" else rng.randint(1, 23)
         args = {"years": {"age_years": y}, "months": {"age_months": m}, "both": {"age_years": y, "age_months": m}}
         before, after = AGE_WRITTEN[lang][form]
-        if rng.random() < 0.5:
-            return _cap(f"{rng.choice(before)} {rel}".format(y=y, m=m)), args[form]
+        if rng.random() < 0.5:  # "2 yaşındaki oğlum"; in English after the possessive: "my 2-year-old son"
+            owner, _, noun = rel.partition(" ") if lang == "en" else ("", "", rel)
+            return _cap(" ".join(filter(None, [owner, rng.choice(before), noun])).format(y=y, m=m)), args[form]
         return _cap(f"{rel} {rng.choice(after)}".format(y=y, m=m)), args[form]
 
     def dose_story(self, lang: str) -> gd.Exchange:

@@ -217,8 +217,8 @@ def main(argv: list[str] | None = None) -> int:
     device = _device(args.device)
     out.mkdir(parents=True, exist_ok=True)
     lock = out / "recipe.json"
-    # What the checkpoints were trained under: the recipe, its overrides and the base model.
-    resolved = json.dumps({"model": args.model, "recipe": recipe}, indent=2, sort_keys=True) + "\n"
+    # What the checkpoints were trained under: the recipe, its overrides, the base model and the device (its batch).
+    resolved = json.dumps({"model": args.model, "device": device, "recipe": recipe}, indent=2, sort_keys=True) + "\n"
     checkpoints = out / "checkpoints"
     if args.restart and checkpoints.exists():
         import shutil
