@@ -442,7 +442,8 @@ def test_the_default_export_is_made_again_when_it_is_stale(tmp_path, monkeypatch
     first = export.default_gguf()
     assert export.default_gguf() == first and len(made) == 1  # fresh: reused
     info = export.default_export_dir() / export.INFO_FILE
-    info.write_text(info.read_text().replace('"export_version": 2', '"export_version": 1'))
+    version = export.EXPORT_VERSION
+    info.write_text(info.read_text().replace(f'"export_version": {version}', f'"export_version": {version - 1}'))
     assert export.default_gguf() == first and len(made) == 2
 
 
