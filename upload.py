@@ -484,24 +484,31 @@ def validate_space(repo_dir: str | Path) -> list[str]:
 
 def upload_space(repo_dir: str | Path, repo_id: str, *, token: str, private: bool = False, api: Any = None) -> str:
     """Validate, then send the Space's files to the Space `repo_id` in one commit; returns the commit URL."""
-    check_repo_id(repo_id)
-    files = _validated(validate_space, collect_space_files, repo_dir)
     repo = {"repo_type": "space", "space_sdk": "gradio"}
-    return _send(files, repo_id, repo, "Upload the PPSF pharmacist chat", token=token, private=private, api=api)
+    message = "Upload the PPSF pharmacist chat"
+    return _publish(repo_dir, validate_space, collect_space_files, repo_id, repo, message, token, private, api)
 
 
-def _validated(validate: Callable, collect: Callable, folder: str | Path) -> list[RepoFile]:
-    """collect(folder)'s files once validate(folder) finds no problem (else ValidationError, nothing sent)."""
+def _publish(
+    folder: str | Path,
+    validate: Callable,
+    collect: Callable,
+    repo_id: str,
+    repo: dict,
+    message: str,
+    token: str,
+    private: bool,
+    api: Any,
+) -> str:
+    """Send collect(folder)'s files to repo_id (repo: its type and kind, created if needed) in one commit once
+    validate(folder) finds no problem (else ValidationError, nothing sent); the commit URL."""
+    from huggingface_hub import CommitOperationAdd, HfApi
+
+    check_repo_id(repo_id)
     problems = validate(folder)
     if problems:
         raise ValidationError(problems)
-    return collect(folder)[0]
-
-
-def _send(files: list[RepoFile], repo_id: str, repo: dict, message: str, *, token: str, private: bool, api: Any) -> str:
-    """Create the repo (repo: its type and kind) if needed and send files in one commit; the commit URL."""
-    from huggingface_hub import CommitOperationAdd, HfApi
-
+    files = collect(folder)[0]
     api = api or HfApi(token=token, library_name="ppsf-upload")
     operations = [CommitOperationAdd(path_in_repo=f.path_in_repo, path_or_fileobj=f.read()) for f in files]
     with _hub_errors(repo_id, token):
@@ -586,10 +593,10 @@ def validate_model(model_dir: str | Path, repo_dir: str | Path | None = None) ->
 
 def upload_model(model_dir: str | Path, repo_id: str, *, token: str, private: bool = False, api: Any = None) -> str:
     """Validate, then send the export to the model repo `repo_id` in one commit; returns the commit URL."""
-    check_repo_id(repo_id)
-    files = _validated(validate_model, collect_model_files, model_dir)
-    repo = {"repo_type": "model"}
-    return _send(files, repo_id, repo, "Upload the PPSF agent model", token=token, private=private, api=api)
+    message = "Upload the PPSF agent model"
+    return _publish(
+        model_dir, validate_model, collect_model_files, repo_id, {"repo_type": "model"}, message, token, private, api
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -221,7 +221,7 @@ def _backend(args: argparse.Namespace) -> tuple[Any, Any, Any]:
 
     adapter_dir = resolve_adapter(args.adapter, args.model)
     args.adapter_loaded = adapter_dir is not None
-    args.tool_schemas = recorded_tools(adapter_dir, args.model if args.model and Path(args.model).is_dir() else None)
+    args.tool_schemas = recorded_tools(adapter_dir, args.model)
     model, tokenizer = load_model(args.model, device=args.device, dtype=args.dtype, adapter=adapter_dir)
     return model, tokenizer, None
 

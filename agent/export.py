@@ -33,7 +33,7 @@ CONVERTER_TYPES = ("f32", "f16", "bf16", "q8_0")
 QUANTIZED_TYPES = {"q4_0": 2, "q4_1": 3, "q5_0": 8, "q5_1": 9}  # llama.cpp's LLAMA_FTYPE_MOSTLY_* values
 GGUF_TYPES = CONVERTER_TYPES + tuple(QUANTIZED_TYPES)
 DEFAULT_EXPORT = "ppsf-smollm2-135m"  # the default model's export: folder and GGUF file names
-EXPORT_VERSION = 3  # bump when what export() writes changes: a cached default export is then made again
+EXPORT_VERSION = 4  # bump when what export() writes changes: a cached default export is then made again
 INFO_FILE = "export_info.json"
 
 
@@ -58,29 +58,30 @@ def save_model_folder(out: Path, model, *, base_name: str) -> None:
 
 
 def model_card(base_name: str) -> str:
-    """The merged model's card: the adapter card's body under the front matter of a full model."""
+    """The merged model's card: the adapter card's body under the metadata of a full model."""
+    from huggingface_hub import ModelCard, ModelCardData
+
     from .engine.models import default_adapter_dir
 
-    adapter_card = (default_adapter_dir() / "README.md").read_text(encoding="utf-8")
-    body = adapter_card.split("---", 2)[2].lstrip() if adapter_card.startswith("---") else adapter_card
+    body = ModelCard.load(default_adapter_dir() / "README.md").text.lstrip()
     body = body.replace("# PPSF LoRA adapter for", "# PPSF agent model (merged LoRA) based on", 1)
-    front = (
-        "---\n"
-        f"base_model: {base_name}\n"
-        "base_model_relation: finetune\n"
-        "language:\n- tr\n- en\n"
-        "library_name: transformers\n"
-        "license: apache-2.0\n"
-        "pipeline_tag: text-generation\n"
-        "tags:\n- ppsf\n- pharmacy\n- tool-calling\n- gguf\n"
-        "---\n\n"
+    data = ModelCardData(
+        base_model=base_name,
+        base_model_relation="finetune",
+        language=["tr", "en"],
+        library_name="transformers",
+        license="apache-2.0",
+        pipeline_tag="text-generation",
+        tags=["ppsf", "pharmacy", "tool-calling", "gguf"],
     )
+    front = f"---\n{data.to_yaml()}\n---\n\n"
     note = (
         "This folder is the PPSF adapter merged into the weights it was trained on (the bundled Q4_1 GGUF of "
         f"{base_name}, dequantized to float32), made by `python -m agent.export`. PPSF has no end-of-turn token: "
         f"stop on the strings {list(STOP_STRINGS)} (`generate(..., stop_strings=..., tokenizer=...)`, a server's "
         "`stop`), or use this repo's agent, which also stops right after a tool call. `gguf/` holds the same "
-        "weights for llama.cpp, the PPSF template in `tokenizer.chat_template`.\n\n"
+        "weights for llama.cpp, the PPSF template in `tokenizer.chat_template`; `tools.json` the tool schemas it was "
+        "trained on (send those as the request's tools).\n\n"
     )
     return front + note + body
 
@@ -152,18 +153,18 @@ def export(
     if script is None:
         return written
     folder_gguf = out / "gguf"
-    for outtype in gguf:
+    source: Path | None = None  # the f16 this call wrote, which the quantized types are made from
+    # The converter's types first, so that an f16 asked for is also the quantized types' source.
+    for outtype in sorted(gguf, key=lambda t: t not in CONVERTER_TYPES):
         target = folder_gguf / f"{name}-{outtype}.gguf"
         if outtype in CONVERTER_TYPES:
             written[outtype] = convert_gguf(out, target, outtype, script)
-        else:  # from f16 (not from q8_0: quantizing a quantized model loses more)
-            f16 = folder_gguf / f"{name}-f16.gguf"
-            made = not f16.is_file()
-            if made:
-                convert_gguf(out, f16, "f16", script)
-            written[outtype] = quantize_gguf(f16, target, outtype)
-            if made and "f16" not in gguf:
-                f16.unlink()
+            continue
+        # From f16 made now (not from q8_0: quantizing a quantized model loses more; never an older file).
+        source = source or written.get("f16") or convert_gguf(out, folder_gguf / f".{name}-f16.tmp", "f16", script)
+        written[outtype] = quantize_gguf(source, target, outtype)
+    if source is not None and source != written.get("f16"):
+        source.unlink()
     return written
 
 

@@ -286,8 +286,7 @@ def main(argv: list[str] | None = None) -> int:
             args.adapter = str(default_adapter_dir()) if args.adapter == "auto" else args.adapter
         adapter = resolve_adapter(args.adapter, args.model)
         model, tokenizer = load_model(args.model, device=args.device, adapter=adapter)
-        local = args.model if args.model and Path(args.model).is_dir() else None
-        schemas = recorded_tools(adapter, local)
+        schemas = recorded_tools(adapter, args.model)
         app = PharmacistApp(model, tokenizer, adapter_loaded=adapter is not None, tool_schemas=schemas)
     demo = build(app)
     demo.queue(default_concurrency_limit=1)

@@ -312,6 +312,23 @@ def test_kv_reuse_is_exact_over_a_conversation(tiny):
     assert (r5.cached_tokens, r5.prefill_tokens, r5.token_ids) == (r5.prompt_tokens - 1, 1, r4.token_ids)
 
 
+def test_a_cache_that_cannot_roll_back_is_prefilled_again_not_emptied(tiny, monkeypatch):
+    """Sliding-window layers may refuse crop(): the kept ids are prefilled again, so a draft dropped mid-answer
+    leaves the context in place (drafts on: greedy output equals a fresh, cache-less run)."""
+    generator = CachedGenerator(*tiny)
+    generator.draft_tokens = 6
+    generator.generate(PROMPT, max_new_tokens=4)  # a cache to cut
+    kept = generator.cached_ids[:-3]
+
+    def refuse(self, max_length):
+        raise ValueError("this layer cannot roll back")
+
+    monkeypatch.setattr(type(generator._cache), "crop", refuse)
+    generator._crop(len(kept))
+    assert generator.cached_ids == kept and generator._cache.get_seq_length() == len(kept)
+    check_step(generator, PROMPT + "Parol ne işe yarar? Parol ne işe yarar?", max_new_tokens=24)
+
+
 def test_seeded_sampling_is_reproducible(tiny):
     generator = CachedGenerator(*tiny)
     runs = [generator.generate(PROMPT, 12, temperature=1.0, top_p=0.9, seed=s).token_ids for s in (7, 7, 8)]

@@ -213,15 +213,6 @@ def _card_recipe_section(info: dict) -> list[str]:
     return lines + ["```bash", *commands, "```"]
 
 
-def _intro() -> list[str]:
-    return [
-        "Teaches SmolLM2-135M-Instruct the PPSF v1.1 agent format of this repo: it writes `@TOOL_CALL` blocks for",
-        "the six pharmacy tools, reads `@TOOL_RESPONSE` results and answers in `@PHARMACIST` from them only, in",
-        "Turkish or English. `agent.engine.models.load_model()` merges it into the default model (`--adapter none`",
-        "to disable). Not medical advice.",
-    ]
-
-
 def _recipe_sections(info: dict, report: str | None) -> list[str]:
     """Data, recipe and scores of an adapter made by training/recipe.py (one run from the base model)."""
     data, train = info["recipe_values"]["data"], info["recipe_values"]["train"]
@@ -248,7 +239,7 @@ def _recipe_sections(info: dict, report: str | None) -> list[str]:
         f"{_loss(info.get('last_loss'))}; {_where(info)}.",
         "",
         "```bash",
-        f"{info.get('data_command', 'python training/recipe.py ' + info['recipe'])}",
+        info["data_command"],
         "```",
     ]
     if report:
@@ -269,13 +260,6 @@ def write_card(
 ) -> Path:
     """adapter/README.md: front matter, data, recipe, wall time and (when given) base vs adapter scores; an
     adapter of training/recipe.py gets its recipe and its dev/test ``report`` instead."""
-    if info.get("recipe"):
-        front = ["---", *_card_data().to_yaml().splitlines(), "---"]
-        lines = [*front, "", "# PPSF LoRA adapter for SmolLM2-135M-Instruct"]
-        lines += ["", *_intro(), "", *_recipe_sections(info, report)]
-        path = out / "README.md"
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        return path
     lines = [
         "---",
         *_card_data().to_yaml().splitlines(),
@@ -283,16 +267,16 @@ def write_card(
         "",
         "# PPSF LoRA adapter for SmolLM2-135M-Instruct",
         "",
-        *_intro(),
+        "Teaches SmolLM2-135M-Instruct the PPSF v1.1 agent format of this repo: it writes `@TOOL_CALL` blocks for",
+        "the six pharmacy tools, reads `@TOOL_RESPONSE` results and answers in `@PHARMACIST` from them only, in",
+        "Turkish or English. `agent.engine.models.load_model()` merges it into the default model (`--adapter none`",
+        "to disable). Not medical advice.",
         "",
-        "## Data",
-        "",
-        *_card_data_section(info),
-        "",
-        "## Recipe",
-        "",
-        *_card_recipe_section(info),
     ]
+    if info.get("recipe"):
+        lines += _recipe_sections(info, report)
+    else:
+        lines += ["## Data", "", *_card_data_section(info), "", "## Recipe", "", *_card_recipe_section(info)]
     if base or tuned:
         lines += [
             "",

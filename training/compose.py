@@ -20,14 +20,11 @@ pool, not rounds.
 
 from __future__ import annotations
 
-import json
 import random
 from typing import Any
 
 import generate_data as gd  # a sibling: run as a script
 from phrasings import MORE_ROUNDS
-
-from agent.pharmacy.text import fold
 
 # ---------------------------------------------------------------- word banks (per language)
 
@@ -118,6 +115,8 @@ SWITCH = {  # a word or two of the other language, as bilingual patients write
     "tr": ["btw", "ok", "please", "sorry", "thanks"],
     "en": ["yani", "lütfen", "abi", "tamam", "hocam"],
 }
+# The changes compose() draws per question, each with the recipe's probability (data.surface).
+SURFACE = ("before", "after", "switch", "lower", "ascii", "typo", "nopunct")
 TURKISH_LETTERS = str.maketrans("çğıöşüÇĞİÖŞÜ", "cgiosuCGIOSU")
 
 
@@ -271,9 +270,6 @@ class ComposedGenerator(gd.Generator):
     def __init__(self, rng: random.Random, names: gd.Names, weights: dict[str, float], p: dict[str, float]) -> None:
         base = {k: v for k, v in weights.items() if k not in self.STORY_INTENTS}
         super().__init__("train", rng, names, extended=True, weights=base, more_phrasings=len(MORE_ROUNDS))
-        unknown = sorted(set(weights) - {k for k, _ in self.mix} - set(self.STORY_INTENTS))
-        if unknown:
-            raise ValueError(f"unknown intent(s): {', '.join(unknown)}")
         self.mix += [(k, weights[k]) for k in self.STORY_INTENTS if k in weights]
         self.p = p
 
@@ -382,8 +378,8 @@ class ComposedGenerator(gd.Generator):
         values = _pick(rng, lang, "adult")
         story = f"{_cap(values['symptom'])} {values['since']}."
         if rng.random() < 0.6:
-            mine, since = rng.choice(MY_SYMPTOMS[lang]), values["since"]
-            story = f"{since[:1].upper()}{since[1:]} {mine}." if lang == "tr" else f"{mine} {since}."
+            mine = rng.choice(MY_SYMPTOMS[lang])
+            story = f"{values['Since']} {mine}." if lang == "tr" else f"{mine} {values['since']}."
         text = self.compose(story + " " + rng.choice(DIAGNOSIS[lang]), lang, {}, story=False)
         return gd.Exchange(self.user(text), [], DIAGNOSIS_ANSWER[lang], "diagnosis", lang, [])
 
@@ -391,17 +387,3 @@ class ComposedGenerator(gd.Generator):
         if kind in self.STORY_INTENTS:
             return getattr(self, kind)(lang)
         return super()._exchange(kind, lang)
-
-
-def names_in_question(conversation: dict) -> bool:
-    """Whether every drug argument of every call is a span of its user turn (up to case): what grounding needs."""
-    messages, user = conversation["messages"], ""
-    for m in messages:
-        if m["role"] == "user":
-            user = fold(m["content"])
-        for call in m.get("tool_calls") or []:
-            args = json.loads(call["function"]["arguments"])
-            for name in [args["drug"]] if "drug" in args else args.get("drugs", []):
-                if fold(name) not in user:
-                    return False
-    return True

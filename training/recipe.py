@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import generate_data as gd  # siblings: run as a script
+import train_lora
 import yaml
-from card import write_card
-from compose import ComposedGenerator
+from card import _fmt, write_card
+from compose import SURFACE, ComposedGenerator
 
 ROOT = gd.ROOT
 SECTIONS: dict[str, set[str]] = {
@@ -46,7 +47,6 @@ SECTIONS: dict[str, set[str]] = {
     "cpu": {"batch_size", "grad_accum"},
     "eval": {"max_steps", "dev", "test"},
 }
-SURFACE = ("before", "after", "switch", "lower", "ascii", "typo", "nopunct")
 # What the card and docs print of each summary, in this order.
 METRICS = [
     ("tool_args_accuracy", "tool + arguments"),
@@ -180,11 +180,7 @@ def table(columns: dict[str, dict[str, dict]]) -> str:
     lines = ["| metric | " + " | ".join(f"{run}: {stem}" for run, stem in heads) + " |"]
     lines.append("|---|" + "---:|" * len(heads))
     for key, label in METRICS:
-        cells = []
-        for run, stem in heads:
-            value = columns[run][stem].get(key)
-            cells.append("n/a" if value is None else f"{value * 100:.1f} %" if isinstance(value, float) else str(value))
-        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        lines.append(f"| {label} | " + " | ".join(_fmt(columns[run][stem].get(key)) for run, stem in heads) + " |")
     return "\n".join(lines)
 
 
@@ -224,34 +220,40 @@ def main(argv: list[str] | None = None) -> int:
         import shutil
 
         shutil.rmtree(checkpoints)
-    resume = checkpoints.is_dir() and any(checkpoints.glob("checkpoint-*"))
+    resume = train_lora.last_checkpoint(checkpoints) is not None
     if resume and lock.is_file() and lock.read_text(encoding="utf-8") != resolved:
         p.error(f"{out} holds checkpoints of another recipe ({lock}): pass --restart, or another --out")
     lock.write_text(resolved, encoding="utf-8")
     relative = args.recipe.resolve().relative_to(ROOT) if args.recipe.resolve().is_relative_to(ROOT) else args.recipe
     command = " ".join(["python training/recipe.py", str(relative), *(f"--set {s}" for s in args.set)])
     command += f" --model {args.model}" if args.model else ""
-    print(f"data: {recipe['data']['conversations']} conversations -> {out / 'data.jsonl'}", file=sys.stderr)
-    write_data(recipe, out, command)
-    import train_lora
-
+    if not (resume and _data_intact(out / "data.jsonl")):  # a continued run trains on the data it started with
+        print(f"data: {recipe['data']['conversations']} conversations -> {out / 'data.jsonl'}", file=sys.stderr)
+        write_data(recipe, out, command)
     train_lora.main(train_argv(recipe, out, device, resume, args.model))
     info_path = out / "adapter" / "training_info.json"
     info = json.loads(info_path.read_text(encoding="utf-8")) | {"recipe": str(relative), "recipe_values": recipe}
     info_path.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
-    write_card(out / "adapter", info)
-    if args.no_eval:
-        return 0
-    sets = recipe["eval"]["dev"] + (recipe["eval"]["test"] if args.test else [])
-    run = {"max_steps": recipe["eval"]["max_steps"], "device": device, "model": args.model, "limit": args.eval_limit}
-    columns = {"recipe": evaluate(out / "adapter", sets, out / "eval", **run)}
-    if args.compare:
-        columns["compare"] = evaluate(args.compare, sets, out / "eval" / "compare", **run)
-    report = table(columns)
-    (out / "eval" / "report.md").write_text(report + "\n", encoding="utf-8")
-    write_card(out / "adapter", info, report=report)
-    print(report)
+    report = None
+    if not args.no_eval:
+        sets = recipe["eval"]["dev"] + (recipe["eval"]["test"] if args.test else [])
+        run = {"max_steps": recipe["eval"]["max_steps"], "device": device, "model": args.model}
+        columns = {"recipe": evaluate(out / "adapter", sets, out / "eval", **run, limit=args.eval_limit)}
+        if args.compare:
+            columns["compare"] = evaluate(args.compare, sets, out / "eval" / "compare", **run, limit=args.eval_limit)
+        report = table(columns)
+        (out / "eval" / "report.md").write_text(report + "\n", encoding="utf-8")
+        print(report)
+    write_card(out / "adapter", info, report=report)  # over train_lora's: the recipe's card
     return 0
+
+
+def _data_intact(path: Path) -> bool:
+    """Whether path still has the bytes its source record says write_data wrote."""
+    source = gd.source_path(path)
+    if not path.is_file() or not source.is_file():
+        return False
+    return json.loads(source.read_text(encoding="utf-8"))["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 if __name__ == "__main__":

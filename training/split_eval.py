@@ -21,10 +21,6 @@ import sys
 import generate_data as gd  # a sibling: run as a script
 from generate_data import EVAL_TEMPLATES, ROOT, TEMPLATES, write_jsonl
 
-from agent.pharmacy.tools import PHARMACY_TOOLS
-
-TOOLS = {fn.__name__: fn for fn in PHARMACY_TOOLS}
-
 CASES = ROOT / "eval" / "cases.jsonl"
 DEV, TEST = ROOT / "eval" / "templated_dev.jsonl", ROOT / "eval" / "templated_test.jsonl"
 
@@ -40,7 +36,7 @@ def template_side(template: str) -> str:
 
 
 def _run(name: str, lang: str, **arguments) -> dict:
-    return TOOLS[name](**arguments, language=lang)
+    return gd.TOOLS_BY_NAME[name](**arguments, language=lang)
 
 
 def _names(template: str, query: str) -> dict[str, str]:

@@ -627,8 +627,12 @@ class CachedGenerator:
             self._cache.crop(-drop)  # transformers 5: a negative count of tokens to remove
             self._cached_ids = self._cached_ids[:length]
         except (RuntimeError, ValueError):
-            # Sliding-window / recurrent layers may be unable to roll back: start from scratch.
+            # Sliding-window / recurrent layers may be unable to roll back: prefill the kept ids again (a
+            # mid-generation crop, after a draft, must keep its context).
+            kept = self._cached_ids[:length]
             self._cache, self._cached_ids = self._new_cache(), []
+            if kept:
+                self._forward(kept)
 
     def _forward(self, new_ids: list[int]) -> torch.Tensor:
         """Run new_ids through the model on top of the cache; return the last position's logits."""

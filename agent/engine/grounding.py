@@ -249,17 +249,16 @@ class GroundedNames:
         closing = self.vocab.closing[kind]
         ids: set[int] = set()
         starts = self._occurrences(value)
-        if self._spans:  # only the known names the conversation holds, each once in a list
+        spans = self._spans  # built once per conversation, read for every candidate below
+        if spans:  # only the known names the conversation holds, each once in a list
             listed = self._listed() if kind == 1 else set()
             starts = [
                 s
                 for s in starts
-                if s in self._spans
-                and s + len(value) <= self._spans[s]
-                and _fold(self.haystack[s : self._spans[s]]) not in listed
+                if s in spans and s + len(value) <= spans[s] and _fold(self.haystack[s : spans[s]]) not in listed
             ]
         for start in starts:
-            stop = self._spans[start] if self._spans else len(self.haystack)
+            stop = spans[start] if spans else len(self.haystack)
             rest = self.haystack[start + len(value) : min(stop, start + len(value) + self.vocab.longest)]
             for depth in range(len(rest) + 1):
                 head = rest[:depth]
@@ -270,7 +269,7 @@ class GroundedNames:
                 at_word_end = end == len(self.haystack) or not _is_word_byte(self.haystack[end])
                 name = value + head
                 # names only: the longest known name from this place (never one cut short inside it)
-                known = end == self._spans[start] if self._spans else not self._inside_longer_name(start, end)
+                known = end == spans[start] if spans else not self._inside_longer_name(start, end)
                 if name and _is_word_byte(name[-1]) and at_word_end and known:
                     ids.update(closing.get(head, ()))
                 if depth:

@@ -192,7 +192,7 @@ TOOLS_FILE = "tools.json"  # the tool schemas a model was trained on, beside its
 
 def recorded_tools(*folders: str | os.PathLike | None) -> dict[str, dict] | None:
     """{tool name: schema} from the first of folders holding a tools.json (an adapter's, an exported model's),
-    or None when none does: the model is then shown each tool's own schema."""
+    or None when none does. A Hub id or None among folders is skipped (no such local folder)."""
     for folder in folders:
         if folder is None or not (path := Path(folder) / TOOLS_FILE).is_file():
             continue

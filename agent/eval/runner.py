@@ -129,8 +129,7 @@ def main(argv: list[str] | None = None) -> int:
                 dtype=args.dtype,
                 adapter=adapter_dir if adapter_dir is not None else None,
             )
-            local = args.model if args.model and Path(args.model).is_dir() else None
-            schemas = recorded_tools(adapter_dir, local)
+            schemas = recorded_tools(adapter_dir, args.model)
         except (ModelLoadError, ValueError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
@@ -151,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         info = {
             "model": args.model or "SmolLM2-135M-Instruct (bundled)",
             "adapter": str(adapter_dir) if adapter_dir else None,
-            "tool_schemas": "recorded" if schemas else "the tools' own",
+            "tool_schemas": "the model's tools.json" if schemas else "the repo adapter's tools.json",
             "examples": use_examples,
             "grounded_names": args.grounded_names,
             "whole_names": args.grounded_names and args.whole_names,

@@ -3,6 +3,7 @@ into the domain-free engine (agent.engine)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -69,6 +70,7 @@ def pharmacist_agent(
     )
 
 
+@functools.cache  # read once: the web app builds an agent for every turn (Toolbox copies what it shows)
 def default_tool_schemas() -> dict[str, dict] | None:
     """The tool schemas the repo's adapter was trained on (adapter/tools.json): what the default model is shown.
 
