@@ -144,8 +144,8 @@ def tiny_recipe(tmp_path: Path) -> Path:
     values = recipe.load_recipe(RECIPE)
     values["data"]["conversations"] = 2
     values["data"]["mix"] = dict.fromkeys(values["data"]["mix"], 0) | {"greeting": 1, "usage": 1, "dose_story": 1}
-    values["train"] |= {"max_length": 1400, "save_steps": 1, "warmup_steps": 0}
-    values["cpu"] |= {"grad_accum": 1}
+    values["train"] |= {"max_length": 1400, "warmup_steps": 0}
+    values["cpu"] |= {"grad_accum": 1, "save_steps": 1}
     values["eval"]["dev"] = ["eval/templated_dev.jsonl"]
     path = tmp_path / "tiny.yaml"
     path.write_text(json.dumps(values), encoding="utf-8")  # JSON is YAML
@@ -159,6 +159,7 @@ def test_one_command_trains_and_a_stopped_run_continues_to_the_same_adapter(tmp_
     a = tmp_path / "a"
     info = json.loads((a / "adapter" / "training_info.json").read_text(encoding="utf-8"))
     assert info["steps"] == 2 and info["recipe"].endswith("tiny.yaml") and info["init_adapter"] is None
+    assert info["dropout"] == 0
     assert info["data_command"].startswith("python training/recipe.py ") and "--model" in info["data_command"]
     rows = [json.loads(line) for line in (a / "data.jsonl").read_text(encoding="utf-8").splitlines()]
     assert json.loads((a / "adapter" / "tools.json").read_text(encoding="utf-8")) == rows[0]["tools"]

@@ -631,7 +631,7 @@ def noisy_name(rng: random.Random, name: str, p_typo: float = 0.12) -> str:
     """The name as a user might type it: lower case, upper case, or one typo that still resolves to it."""
     r = rng.random()
     if r < 0.25:
-        out = name.lower()
+        out = name.replace("İ", "i").lower()  # as a phone writes it: str.lower gives "i̇" (i + combining dot)
     elif r < 0.3:
         out = name.upper()
     else:

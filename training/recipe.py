@@ -44,7 +44,7 @@ SECTIONS: dict[str, set[str]] = {
         "seed",
         "save_steps",
     },
-    "cpu": {"batch_size", "grad_accum"},
+    "cpu": {"batch_size", "grad_accum", "save_steps"},
     "eval": {"max_steps", "dev", "test"},
 }
 # What the card and docs print of each summary, in this order.
