@@ -1,0 +1,213 @@
+"""Serving, measured: N agent conversations at once through `transformers serve`, behind `--backend openai`.
+
+    python -m agent.export OUT --gguf none                                    # the merged model folder
+    python bench/serve_bench.py OUT --device cuda --concurrency 1,8,32 --local
+    python bench/serve_bench.py OUT --device cpu --concurrency 1,2 --conversations 2   # a smoke run on CPU
+
+Starts `transformers serve OUT` on 127.0.0.1 (continuous batching unless --no-continuous-batching), then runs
+the questions of --cases-file as whole agent conversations (tool calls, tool results, answer) through
+`agent.engine.openai_backend.OpenAIGenerator`, N at a time: each conversation is one agent in its own thread,
+blocked on the server while it generates, so the server sees N streams. Every level runs the same
+conversations. Per N it prints the wall time, conversations/s, p50/p95 latency of one conversation, and
+throughput against one at a time. --local adds the agent on the local engine (`CachedGenerator` on --device),
+one conversation at a time, in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from agent.engine.agent import AgentConfig  # noqa: E402
+from agent.engine.models import recorded_tools  # noqa: E402
+from agent.pharmacy import pharmacist_agent  # noqa: E402
+from agent.ppsf import load_tokenizer  # noqa: E402
+
+STARTUP_TIMEOUT = 300.0
+
+
+def questions(path: Path, count: int | None) -> list[str]:
+    """The single-question cases of an eval file (cases given as a whole conversation are skipped)."""
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    out = [r["query"] for r in rows if isinstance(r.get("query"), str)]
+    if not out:
+        raise SystemExit(f"{path}: no case with a 'query'")
+    return out[:count] if count else out
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(model: Path, device: str, continuous: bool, log: Path) -> tuple[subprocess.Popen, str]:
+    """`transformers serve MODEL` on a free port of 127.0.0.1; (process, base_url) once /v1/models answers."""
+    import openai
+
+    port = free_port()
+    command = [sys.executable, "-m", "transformers.cli.transformers", "serve", str(model)]
+    command += ["--host", "127.0.0.1", "--port", str(port), "--device", device]
+    command += ["--continuous-batching"] if continuous else []
+    env = os.environ | {"HF_HUB_OFFLINE": "1"}
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
+    base_url = f"http://127.0.0.1:{port}/v1"
+    probe = openai.OpenAI(base_url=base_url, api_key="EMPTY", max_retries=0, timeout=5.0)
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while True:
+        try:
+            probe.models.list()
+            return process, base_url
+        except openai.APIConnectionError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.terminate()
+                tail = log.read_text(encoding="utf-8", errors="replace")[-3000:]
+                raise SystemExit(f"`{' '.join(command)}` did not start ({log}):\n{tail}") from None
+            time.sleep(0.5)
+
+
+def conversation(make_agent, question: str) -> dict:
+    """One agent conversation; its latency, steps and tokens (an exception is recorded, not raised)."""
+    started = time.perf_counter()
+    try:
+        result = make_agent().run(question)
+    except Exception as e:  # noqa: BLE001 -- a failed conversation is counted, the others go on
+        return {"seconds": time.perf_counter() - started, "error": f"{type(e).__name__}: {e}"}
+    stats = result.stats
+    return {
+        "seconds": time.perf_counter() - started,
+        "steps": len(stats.steps),
+        "generated_tokens": stats.generated_tokens,
+        "error": None,
+    }
+
+
+def level(make_agent, work: list[str], n: int) -> dict:
+    """The conversations of `work`, n at a time; wall time and latencies."""
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=n) as pool:
+        runs = list(pool.map(lambda q: conversation(make_agent, q), work))
+    wall = time.perf_counter() - started
+    done = [r for r in runs if r["error"] is None]
+    latencies = sorted(r["seconds"] for r in done)
+    q = statistics.quantiles(latencies, n=20, method="inclusive") if len(latencies) > 1 else latencies * 19
+    return {
+        "concurrency": n,
+        "conversations": len(runs),
+        "errors": [r["error"] for r in runs if r["error"] is not None],
+        "wall_seconds": wall,
+        "conversations_per_second": len(done) / wall,
+        "p50_seconds": statistics.median(latencies) if latencies else None,
+        "p95_seconds": q[18] if latencies else None,
+        "generated_tokens": sum(r["generated_tokens"] for r in done),
+    }
+
+
+def machine(device: str) -> str:
+    import torch
+    from agent_bench import machine_line  # a sibling: this runs as a script
+
+    gpu = torch.cuda.get_device_name() if device.startswith("cuda") and torch.cuda.is_available() else None
+    return f"{gpu} (server), host {machine_line()}" if gpu else machine_line()
+
+
+def report(rows: list[dict], local: dict | None, settings: str) -> str:
+    base = next((r for r in rows if r["concurrency"] == 1), None)
+    lines = [settings, ""]
+    head = "| system | at once | conversations | wall s | conv/s | p50 s | p95 s | throughput vs 1 at a time | errors |"
+    lines.append(head)
+    lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+
+    def fmt(x: float | None) -> str:
+        return "-" if x is None else f"{x:.2f}"
+
+    for system, rs in (("local engine", [local] if local else []), ("transformers serve", rows)):
+        for r in rs:
+            speed = r["conversations_per_second"] / base["conversations_per_second"] if base else None
+            lines.append(
+                f"| {system} | {r['concurrency']} | {r['conversations']} | {r['wall_seconds']:.1f} | "
+                f"{r['conversations_per_second']:.3f} | {fmt(r['p50_seconds'])} | {fmt(r['p95_seconds'])} | "
+                f"{fmt(speed)}x | {len(r['errors'])} |"
+            )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("model", type=Path, help="a model folder speaking PPSF (`python -m agent.export OUT`)")
+    p.add_argument("--device", default="cuda", help="where the server (and --local) runs: cuda, cuda:0, cpu")
+    p.add_argument("--concurrency", default="1,8,32", help="conversations at once, comma-separated (1 is added)")
+    p.add_argument("--conversations", type=int, default=64, help="conversations each level runs (questions cycled)")
+    p.add_argument("--cases-file", type=Path, default=ROOT / "eval" / "freetext_dev.jsonl")
+    p.add_argument("--cases", type=int, help="only the first N questions")
+    p.add_argument("--max-steps", type=int, default=5)
+    p.add_argument("--max-new-tokens", type=int, default=256)
+    p.add_argument("--continuous-batching", action=argparse.BooleanOptionalAction, default=True)
+    p.add_argument("--local", action="store_true", help="also the agent on the local engine, one at a time")
+    p.add_argument("--json", type=Path, help="write the measurements here too")
+    args = p.parse_args(argv)
+    try:
+        levels = sorted({1, *(int(x) for x in args.concurrency.split(",") if x.strip())})
+    except ValueError:
+        p.error(f"--concurrency {args.concurrency!r}: expected numbers like 1,8,32")
+    if levels[0] < 1:
+        p.error("--concurrency: at least 1 conversation at a time")
+    if args.conversations < levels[-1]:
+        p.error(f"--conversations {args.conversations}: fewer than the {levels[-1]} to run at once")
+    if not (args.model / "config.json").is_file():
+        p.error(f"{args.model}: not a model folder (no config.json); make one with `python -m agent.export OUT`")
+    from agent.engine.openai_backend import OpenAIGenerator
+
+    prompts = questions(args.cases_file, args.cases)
+    work = [prompts[i % len(prompts)] for i in range(args.conversations)]  # the same work at every level
+    tokenizer = load_tokenizer()
+    schemas = recorded_tools(args.model)
+    config = AgentConfig(max_steps=args.max_steps, max_new_tokens=args.max_new_tokens)
+    log = Path(tempfile.mkdtemp(prefix="serve-bench-")) / "server.log"
+    local = None
+    if args.local:
+        from agent.engine.models import load_model
+
+        model, model_tokenizer = load_model(str(args.model), device=args.device, adapter=None)
+        local = level(lambda: pharmacist_agent(model, model_tokenizer, config=config, tool_schemas=schemas), work, 1)
+        del model
+    process, base_url = start_server(args.model, args.device, args.continuous_batching, log)
+    try:
+        served = str(args.model)  # `transformers serve FOLDER` serves it under the name it was given
+
+        def make_agent():
+            generator = OpenAIGenerator(served, tokenizer, base_url=base_url, timeout=600.0)
+            return pharmacist_agent(None, tokenizer, config=config, generator=generator, tool_schemas=schemas)
+
+        rows = [level(make_agent, work, n) for n in levels]
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    settings = (
+        f"machine: {machine(args.device)}\nsettings: {len(work)} conversations per level ({len(prompts)} questions "
+        f"of {args.cases_file.name}), "
+        f"max_steps={args.max_steps}, max_new_tokens={args.max_new_tokens}, greedy, `transformers serve` "
+        f"{'with' if args.continuous_batching else 'without'} continuous batching on {args.device}"
+    )
+    print(report(rows, local, settings))
+    if args.json:
+        args.json.write_text(json.dumps({"settings": settings, "local": local, "served": rows}, indent=2) + "\n")
+    return 1 if any(r["errors"] for r in rows) or (local and local["errors"]) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
