@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,6 +26,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from servers import transformers_serve  # noqa: E402 -- a sibling: bench/servers.py
 
 from agent.engine.agent import AgentConfig  # noqa: E402
 from agent.engine.models import recorded_tools  # noqa: E402
@@ -44,40 +44,6 @@ def questions(path: Path, count: int | None) -> list[str]:
     if not out:
         raise SystemExit(f"{path}: no case with a 'query'")
     return out[:count] if count else out
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(model: Path, device: str, continuous: bool, log: Path) -> tuple[subprocess.Popen, str]:
-    """`transformers serve MODEL` on a free port of 127.0.0.1; (process, base_url) once /v1/models answers."""
-    import openai
-
-    port = free_port()
-    command = [sys.executable, "-m", "transformers.cli.transformers", "serve", str(model)]
-    command += ["--host", "127.0.0.1", "--port", str(port), "--device", device]
-    command += ["--continuous-batching"] if continuous else []
-    env = os.environ | {"HF_HUB_OFFLINE": "1"}
-    with log.open("wb") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
-    base_url = f"http://127.0.0.1:{port}/v1"
-    probe = openai.OpenAI(base_url=base_url, api_key="EMPTY", max_retries=0, timeout=5.0)
-    deadline = time.monotonic() + STARTUP_TIMEOUT
-    while True:
-        try:
-            probe.models.list()
-            return process, base_url
-        except openai.APIConnectionError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.terminate()
-                tail = log.read_text(encoding="utf-8", errors="replace")[-3000:]
-                raise SystemExit(f"`{' '.join(command)}` did not start ({log}):\n{tail}") from None
-            time.sleep(0.5)
 
 
 def conversation(make_agent, question: str) -> dict:
@@ -97,7 +63,9 @@ def conversation(make_agent, question: str) -> dict:
 
 
 def level(make_agent, work: list[str], n: int) -> dict:
-    """The conversations of `work`, n at a time; wall time and latencies."""
+    """The conversations of `work`, n at a time; wall time and latencies (one untimed conversation first, so
+    that no level pays the first call's start-up: CUDA kernels, the server's paged cache)."""
+    conversation(make_agent, work[0])
     started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=n) as pool:
         runs = list(pool.map(lambda q: conversation(make_agent, q), work))
@@ -128,7 +96,7 @@ def machine(device: str) -> str:
 def report(rows: list[dict], local: dict | None, settings: str) -> str:
     base = next((r for r in rows if r["concurrency"] == 1), None)
     lines = [settings, ""]
-    head = "| system | at once | conversations | wall s | conv/s | p50 s | p95 s | throughput vs 1 at a time | errors |"
+    head = "| system | at once | conversations | wall s | conv/s | p50 s | p95 s | vs served 1 at a time | errors |"
     lines.append(head)
     lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 
@@ -136,7 +104,7 @@ def report(rows: list[dict], local: dict | None, settings: str) -> str:
         return "-" if x is None else f"{x:.2f}"
 
     for system, rs in (("local engine", [local] if local else []), ("transformers serve", rows)):
-        for r in rs:
+        for r in rs:  # throughput against the server's one at a time (the local row too)
             speed = r["conversations_per_second"] / base["conversations_per_second"] if base else None
             lines.append(
                 f"| {system} | {r['concurrency']} | {r['conversations']} | {r['wall_seconds']:.1f} | "
@@ -158,7 +126,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-new-tokens", type=int, default=256)
     p.add_argument("--continuous-batching", action=argparse.BooleanOptionalAction, default=True)
     p.add_argument("--local", action="store_true", help="also the agent on the local engine, one at a time")
-    p.add_argument("--json", type=Path, help="write the measurements here too")
+    p.add_argument(
+        "--dtype",
+        default="auto",
+        choices=["auto", "float32", "bfloat16", "float16"],
+        help="weights of the server and --local alike (auto: bfloat16 on CUDA, float32 on CPU)",
+    )
+    p.add_argument("--json", type=Path, help="write the measurements here too (after every level)")
+    p.add_argument("--log", type=Path, help="the server's log (default: a temporary folder)")
     args = p.parse_args(argv)
     try:
         levels = sorted({1, *(int(x) for x in args.concurrency.split(",") if x.strip())})
@@ -170,38 +145,50 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--conversations {args.conversations}: fewer than the {levels[-1]} to run at once")
     if not (args.model / "config.json").is_file():
         p.error(f"{args.model}: not a model folder (no config.json); make one with `python -m agent.export OUT`")
+    import openai
+
     from agent.engine.openai_backend import OpenAIGenerator
 
     prompts = questions(args.cases_file, args.cases)
     work = [prompts[i % len(prompts)] for i in range(args.conversations)]  # the same work at every level
-    tokenizer = load_tokenizer()
+    tokenizer = load_tokenizer(args.model)  # the folder's own files (an export carries this repo's)
     schemas = recorded_tools(args.model)
     config = AgentConfig(max_steps=args.max_steps, max_new_tokens=args.max_new_tokens)
-    log = Path(tempfile.mkdtemp(prefix="serve-bench-")) / "server.log"
-    local = None
+    dtype = args.dtype if args.dtype != "auto" else "bfloat16" if args.device.startswith("cuda") else "float32"
+    local, rows = None, []
+
+    def record() -> None:  # after every level: a run cut short by a time limit keeps what it measured
+        if args.json:
+            args.json.write_text(json.dumps({"local": local, "served": rows}, indent=2) + "\n", encoding="utf-8")
+
     if args.local:
         from agent.engine.models import load_model
 
-        model, model_tokenizer = load_model(str(args.model), device=args.device, adapter=None)
+        model, model_tokenizer = load_model(str(args.model), device=args.device, dtype=dtype, adapter=None)
         local = level(lambda: pharmacist_agent(model, model_tokenizer, config=config, tool_schemas=schemas), work, 1)
+        print(f"local engine, 1 at a time: {local['conversations_per_second']:.3f} conv/s", flush=True)
+        record()
         del model
-    process, base_url = start_server(args.model, args.device, args.continuous_batching, log)
-    try:
-        served = str(args.model)  # `transformers serve FOLDER` serves it under the name it was given
+    log = args.log or Path(tempfile.mkdtemp(prefix="serve-bench-")) / "server.log"
+    serve_args = ["--dtype", dtype] + (["--continuous-batching"] if args.continuous_batching else [])
+    with transformers_serve(args.model, log, device=args.device, args=serve_args, timeout=STARTUP_TIMEOUT) as url:
+        # one client for every conversation (it is thread-safe); the model is named as the server was given it
+        client = openai.OpenAI(base_url=url, api_key="EMPTY", timeout=600.0, max_retries=0)
 
         def make_agent():
-            generator = OpenAIGenerator(served, tokenizer, base_url=base_url, timeout=600.0)
+            generator = OpenAIGenerator(str(args.model), tokenizer, base_url=url, timeout=600.0, client=client)
             return pharmacist_agent(None, tokenizer, config=config, generator=generator, tool_schemas=schemas)
 
-        rows = [level(make_agent, work, n) for n in levels]
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
+        for n in levels:
+            rows.append(level(make_agent, work, n))
+            print(f"served, {n} at a time: {rows[-1]['conversations_per_second']:.3f} conv/s", flush=True)
+            record()
     settings = (
         f"machine: {machine(args.device)}\nsettings: {len(work)} conversations per level ({len(prompts)} questions "
         f"of {args.cases_file.name}), "
         f"max_steps={args.max_steps}, max_new_tokens={args.max_new_tokens}, greedy, `transformers serve` "
-        f"{'with' if args.continuous_batching else 'without'} continuous batching on {args.device}"
+        f"{'with' if args.continuous_batching else 'without'} continuous batching on {args.device}, {dtype} "
+        f"(server log: {log})"
     )
     print(report(rows, local, settings))
     if args.json:

@@ -10,6 +10,8 @@ import torch
 
 # training/ holds scripts, not a package: its modules are imported by name, as they import each other.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "training"))
+# bench/servers.py starts and stops the local servers of the end-to-end tests and of the benchmarks.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
 # --- Models for the agent runner (agent/models.py, agent/generation.py) --------------------------------------
 

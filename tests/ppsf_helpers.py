@@ -7,12 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
@@ -340,37 +335,3 @@ class ScriptedGenerator:
             decode_seconds=0.0,
             seconds=0.0,
         )
-
-
-# ---- a server process for end-to-end tests ----
-def free_port() -> int:
-    """A free 127.0.0.1 port (the tiny race until the server binds it is acceptable in tests)."""
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextmanager
-def running(command: list[str], env: dict, log_path: Path, ready: Callable[[], bool], timeout: float) -> Iterator[None]:
-    """Run command (output to log_path) until ready() says it serves, bounded by timeout; always stop it."""
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
-    try:
-        deadline = time.monotonic() + timeout
-        while not ready():
-            if process.poll() is not None:
-                tail = log_path.read_text(encoding="utf-8", errors="replace")[-3000:]
-                raise RuntimeError(f"`{' '.join(command)}` exited with {process.returncode}:\n{tail}")
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"`{' '.join(command)}` not ready after {timeout:.0f} s (log: {log_path})")
-            time.sleep(0.5)
-        yield
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=20)

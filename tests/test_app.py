@@ -19,7 +19,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from ppsf_helpers import ScriptedGenerator, call, free_port, repo_tokenizer, running
+from ppsf_helpers import ScriptedGenerator, call, repo_tokenizer
+from servers import free_port, running
 
 from agent.ppsf import REPO_ROOT
 from agent.web import PharmacistApp, Turn, transcript_file

@@ -255,7 +255,7 @@ def test_cli_engine_options_are_checked(args, error):
 @pytest.fixture(scope="module")
 def llama_server(exported, tmp_path_factory: pytest.TempPathFactory):
     """`python -m llama_cpp.server` on the exported q8_0 GGUF, on 127.0.0.1; stopped after the module."""
-    from ppsf_helpers import free_port, running
+    from servers import free_port, running
 
     port = free_port()
     command = [sys.executable, "-m", "llama_cpp.server", "--model", str(exported["q8_0"]), "--host", "127.0.0.1",

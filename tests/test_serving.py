@@ -20,17 +20,14 @@ runs to max_tokens unless the client closes the stream.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 
 import openai
 import pytest
-from ppsf_helpers import free_port, running
+from servers import transformers_serve
 
 from agent.engine.agent import AgentConfig
 from agent.engine.generation import CachedGenerator, GenerationResult
@@ -78,35 +75,13 @@ EXAMPLES = [  # one worked exchange, as the CLI shows a model not tuned on PPSF
 ]
 
 
-# ---- the server ----
-@contextmanager
-def transformers_serve(model_dir: Path, log_path: Path) -> Iterator[str]:
-    """Run `transformers serve model_dir` on a free 127.0.0.1 port; yield its /v1 URL; always stop it."""
-    port = free_port()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    # One torch thread: next to the test process (and whatever else shares a small CI machine), two threads
-    # spin-waiting for two cores run many times slower than one.
-    env["OMP_NUM_THREADS"] = "1"
-    command = [sys.executable, "-m", "transformers.cli.transformers", "serve", str(model_dir)]
-    command += ["--host", "127.0.0.1", "--port", str(port), "--device", "cpu"]
-    base_url = f"http://127.0.0.1:{port}/v1"
-    probe = openai.OpenAI(base_url=base_url, api_key="EMPTY", max_retries=0, timeout=5.0)
-
-    def ready() -> bool:  # /v1/models answers once the pinned model is loaded
-        try:
-            probe.models.list()
-            return True
-        except openai.APIConnectionError:
-            return False
-
-    with running(command, env, log_path, ready, STARTUP_TIMEOUT):
-        yield base_url
-
-
+# ---- the server (bench/servers.py) ----
 @pytest.fixture(scope="module")
 def default_server(default_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`transformers serve` on the converted default SmolLM2 folder (its own tokenizer files)."""
-    with transformers_serve(default_model_dir, tmp_path_factory.mktemp("serve") / "default.log") as url:
+    with transformers_serve(
+        default_model_dir, tmp_path_factory.mktemp("serve") / "default.log", timeout=STARTUP_TIMEOUT
+    ) as url:
         yield url
 
 
@@ -121,7 +96,7 @@ def repo_server(default_model_dir: Path, tmp_path_factory: pytest.TempPathFactor
             shutil.copy2(item, folder / item.name)
     for name in REPO_TOKENIZER_FILES:
         shutil.copy2(REPO_ROOT / name, folder / name)
-    with transformers_serve(folder, folder.parent / "repo.log") as url:
+    with transformers_serve(folder, folder.parent / "repo.log", timeout=STARTUP_TIMEOUT) as url:
         yield url
 
 

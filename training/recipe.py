@@ -5,10 +5,10 @@
     python training/recipe.py RECIPE --test --compare adapter/              # a release: test sets, beside the default
 
 OUT/data.jsonl is what training/compose.py writes for the recipe's [data]; OUT/checkpoints/ keeps a checkpoint
-every train.save_steps, and running the same command again continues from the newest one (same data, same
-schedule, same result), so a long CPU run can be stopped and continued; OUT/adapter/ is the adapter and its card;
+every save_steps, and running the same command again continues from the newest one (same data, same schedule,
+same result), so a long CPU run can be stopped and continued; OUT/adapter/ is the adapter and its card;
 OUT/eval/ holds predictions and summaries of every set scored. Runs on CUDA when there is one, else on CPU with
-the recipe's [cpu] batch (the same effective batch).
+the recipe's [cpu] values over [train]'s (the same effective batch, checkpoints more often).
 """
 
 from __future__ import annotations
