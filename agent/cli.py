@@ -96,6 +96,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="CPU threads for the local and llamacpp backends (default: the usable cores that are not busy)",
     )
     p.add_argument("--base-url", help=f"openai backend: the server's API root (default: {DEFAULT_BASE_URL})")
+    p.add_argument(
+        "--no-prefix-store",
+        action="store_true",
+        help="local and llamacpp backends: do not keep the prompt prefix's KV state on disk (the PPSF cache's "
+        "prefixes/ folder), from which the next run starts instead of prefilling ~1,000 tokens",
+    )
     add_run_options(p, max_steps=5, max_new_tokens=256)
     p.add_argument(
         "--timeout",
@@ -290,6 +296,11 @@ def main(argv: list[str] | None = None) -> int:
         on_event=printer,
         tool_schemas=getattr(args, "tool_schemas", None),
     )
+    if args.backend != "openai" and not args.no_prefix_store:
+        from .engine.models import cache_dir
+        from .engine.prefix_store import PrefixStore
+
+        agent.generator.prefix_store = PrefixStore(cache_dir() / "prefixes")
 
     def answer(conversation: str | list[dict]) -> AgentResult:
         result = agent.run(conversation)

@@ -196,6 +196,49 @@ def test_prefix_snapshots_are_counted_once_and_bounded(tuned):
     assert len(generator.prefixes) == generator.max_prefixes
 
 
+@pytest.mark.parametrize("backend", ["torch", "llamacpp"])
+def test_a_new_process_starts_from_the_prefix_state_on_disk(backend, tuned, exported, tmp_path):
+    """A generator with a prefix store files the prefix's state; a new one (another process's) starts its first
+    conversation from it, with the same call; another model's state, or a damaged file, is not used."""
+    from agent.engine.generation import CachedGenerator
+    from agent.engine.llamacpp_backend import LlamaCppGenerator, load_llama
+    from agent.engine.models import load_model
+    from agent.engine.prefix_store import PrefixStore
+    from agent.pharmacy import pharmacist_agent
+    from agent.ppsf import load_tokenizer
+
+    def fresh(model: str = "tuned"):
+        if backend == "llamacpp":
+            gguf = exported["q8_0"] if model == "tuned" else exported["q4_1"]
+            generator = LlamaCppGenerator(load_llama(gguf, threads=1), load_tokenizer())
+        else:
+            generator = CachedGenerator(*(tuned if model == "tuned" else load_model(adapter=None, dtype="float32")))
+        generator.prefix_store = PrefixStore(tmp_path / "prefixes")
+        return generator
+
+    def first_call(result) -> list:
+        return next(m for m in result.messages if m["role"] == "assistant")["tool_calls"]
+
+    question = "Parol ne işe yarar?"
+    first = fresh()
+    agent = pharmacist_agent(None, load_tokenizer(), generator=first)
+    call = first_call(agent.run(question))
+    (state,) = (tmp_path / "prefixes").glob("*.kv")
+    (prefix,) = first.prefixes
+    second = fresh()
+    agent = pharmacist_agent(None, load_tokenizer(), generator=second)
+    result = agent.run(question)
+    assert first_call(result) == call and result.stats.steps[0].cached_tokens == prefix  # nothing prefilled twice
+    other = fresh("other")  # other weights: its own state, not the tuned model's
+    pharmacist_agent(None, load_tokenizer(), generator=other).next_message(question)
+    assert len(list((tmp_path / "prefixes").glob("*.kv"))) == 2
+    state.write_bytes(state.read_bytes()[:100])  # damaged: dropped, the prefix computed (and filed) again
+    third = fresh()
+    result = pharmacist_agent(None, load_tokenizer(), generator=third).run(question)
+    assert first_call(result) == call and result.stats.steps[0].cached_tokens == 0
+    assert state.stat().st_size > 100
+
+
 def test_llamacpp_backend_streams_and_stops_like_the_local_one(llama_generator):
     from agent.pharmacy import pharmacist_agent
     from agent.ppsf import load_tokenizer

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import functools
+import hashlib
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -15,6 +17,7 @@ from transformers import DynamicCache, LogitsProcessorList, TemperatureLogitsWar
 from ..ppsf import ASSISTANT_MARKERS as OWN_MARKERS
 from ..ppsf import FOREIGN_MARKERS
 from .grounding import GroundedNames
+from .prefix_store import PrefixStore
 
 TOOL_CALL = "@TOOL_CALL"
 _MAX_MARKER_LINE = 64  # longer lines are kept only as far as needed to recognise a block header
@@ -356,6 +359,8 @@ class CachedGenerator:
     accepts_constraint: ClassVar[bool] = True
     max_prefixes: ClassVar[int] = 4  # prefix snapshots kept (least recently used dropped first)
     draft_tokens: int = 6  # prompt-lookup draft length when greedy; 0: one token per forward pass
+    # Prefix snapshots kept on disk too, for the next process (agent.engine.prefix_store); None: in memory only.
+    prefix_store: PrefixStore | None = None
 
     def __init__(self, model, tokenizer) -> None:
         self.model = model
@@ -413,10 +418,82 @@ class CachedGenerator:
         if ids in self._prefixes:
             self._prefixes.move_to_end(ids)
         else:
-            self._prefixes[ids] = None  # taken by the next _prefill whose prompt starts with ids
+            # None: taken by the next _prefill whose prompt starts with ids (unless a stored one is there)
+            self._prefixes[ids] = self._stored(ids)
             while len(self._prefixes) > self.max_prefixes:
                 self._prefixes.popitem(last=False)
         return len(ids)
+
+    # ---- prefix snapshots on disk (prefix_store) ----
+    def _stored(self, ids: tuple[int, ...]) -> Any:
+        """The stored snapshot of ids, made the cache (which checks it fits this model), or None."""
+        if self.prefix_store is None or self.fingerprint is None:
+            return None
+        key = self.prefix_store.key(self.fingerprint, ids)
+        data = self.prefix_store.load(key)
+        if data is None:
+            return None
+        try:
+            snapshot = self._load_snapshot(data, len(ids))
+            self._restore(snapshot)
+        except (ValueError, RuntimeError, KeyError, TypeError):  # damaged, or of another build: made again
+            self.prefix_store.drop(key)
+            self._cache, self._cached_ids = None, []
+            return None
+        self._cached_ids = list(ids)
+        return snapshot
+
+    def _store(self, ids: tuple[int, ...], snapshot: Any) -> None:
+        if self.prefix_store is not None and self.fingerprint is not None:
+            self.prefix_store.save(self.prefix_store.key(self.fingerprint, ids), self._dump_snapshot(snapshot))
+
+    @functools.cached_property
+    def fingerprint(self) -> str | None:
+        """What a stored prefix state depends on besides its ids: the weights (a strided sample of every tensor,
+        enough to tell a merged adapter apart), dtype, device, attention and library versions; None where the
+        cache cannot be stored (layers other than full attention)."""
+        import transformers
+
+        config = self.model.config.get_text_config(decoder=True)
+        if getattr(config, "sliding_window", None) or any(
+            t != "full_attention" for t in getattr(config, "layer_types", None) or ()
+        ):
+            return None
+        h = hashlib.sha256()
+        for name, tensor in self.model.state_dict().items():
+            flat = tensor.detach().reshape(-1)
+            sample = flat[:: max(1, flat.numel() // 1024)][:1024].float().cpu()
+            h.update(f"{name}{tuple(tensor.shape)}{tensor.dtype}".encode())
+            h.update(sample.numpy().tobytes())
+        attention = getattr(config, "_attn_implementation", None)
+        h.update(f"{self.model.device.type}|{attention}|{torch.__version__}|{transformers.__version__}".encode())
+        return h.hexdigest()
+
+    def _dump_snapshot(self, snapshot: Any) -> bytes:
+        from safetensors.torch import save
+
+        tensors = {}
+        for i, layer in enumerate(snapshot.layers):
+            tensors[f"{i}.keys"] = layer.keys.detach().contiguous().cpu()
+            tensors[f"{i}.values"] = layer.values.detach().contiguous().cpu()
+        return save(tensors)
+
+    def _load_snapshot(self, data: bytes, length: int) -> Any:
+        from safetensors import SafetensorError
+        from safetensors.torch import load
+
+        try:
+            tensors = load(data)
+        except SafetensorError as e:
+            raise ValueError(f"a damaged prefix state: {e}") from None
+        layers = self.model.config.get_text_config(decoder=True).num_hidden_layers
+        pairs = [(tensors[f"{i}.keys"], tensors[f"{i}.values"]) for i in range(layers)]
+        if len(tensors) != 2 * layers or any(
+            t.shape[-2] != length or t.dtype != self.model.dtype for p in pairs for t in p
+        ):
+            raise ValueError("a stored prefix state of another shape")
+        device = self.model.device
+        return DynamicCache(ddp_cache_data=[(k.to(device), v.to(device)) for k, v in pairs], config=self.model.config)
 
     def generate(
         self,
@@ -577,6 +654,7 @@ class CachedGenerator:
                 self._forward(list(prefix[cached:]))
                 cached = len(prefix)
             self._prefixes[prefix] = self._snapshot(len(prefix))
+            self._store(prefix, self._prefixes[prefix])
         return self._forward(ids[cached:])
 
     def _reuse(self, ids: list[int]) -> int:

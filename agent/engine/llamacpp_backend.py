@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +106,22 @@ class LlamaCppGenerator(CachedGenerator):
         if not written:
             raise RuntimeError("llama.cpp could not copy the prefix's KV cells")
         return bytes(buffer[:written]), length
+
+    @functools.cached_property
+    def fingerprint(self) -> str | None:
+        """What a stored prefix state depends on: the GGUF file (path, size, modification time), the context size
+        and llama.cpp's build; a state that still does not fit is refused by llama.cpp when restored."""
+        import llama_cpp
+
+        path = Path(self.model.model_path).resolve()
+        stat = path.stat()
+        return f"{path}|{stat.st_size}|{stat.st_mtime_ns}|n_ctx {self.model.n_ctx()}|llama_cpp {llama_cpp.__version__}"
+
+    def _dump_snapshot(self, snapshot: tuple[bytes, int]) -> bytes:
+        return snapshot[0]
+
+    def _load_snapshot(self, data: bytes, length: int) -> tuple[bytes, int]:
+        return data, length
 
     def _restore(self, snapshot: tuple[bytes, int]) -> None:
         import llama_cpp
