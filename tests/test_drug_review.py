@@ -352,6 +352,16 @@ def test_I1_every_source_is_honest(name):
         assert "unverified" in source, where
 
 
+def test_I1_conditions_say_they_are_unverified_and_the_named_citations_are_fixed():
+    about = json.loads((DATA_DIR / "conditions.json").read_text(encoding="utf-8"))["about"]
+    assert "not verified" in about and "from memory" in about and "paraphrased" not in about
+    paracetamol = DB.ingredients["paracetamol"]["sections"]
+    assert "OTC monograph: Contraindications" not in paracetamol["contraindications"]["source"]  # no such section
+    assert "KÜB" in paracetamol["warnings"]["source"] and "2000 mg" in paracetamol["warnings"]["en"]  # KÜB wording
+    ibuprofen = DB.ingredients["ibuprofen"]["sections"]["dosage"]
+    assert "6-8 hours" in ibuprofen["en"] and "KÜB" in ibuprofen["source"]  # the FDA label says 4-6
+
+
 def test_I1_changed_facts_cite_their_finding():
     (colchicine,) = DB.interactions_between("colchicine", "clarithromycin")
     assert colchicine["source"].startswith("review 2026-11 (D6")
