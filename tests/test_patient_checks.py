@@ -74,8 +74,12 @@ def test_W12_adults_get_the_solid_form_not_40_ml_of_syrup():
         "tansiyonum düşer",
         "tansiyon düşmesi",
         "düşen tansiyon",
+        "tansiyonum ayağa kalkınca düşüyor",
+        "tansiyonum genelde çok düşük",
         "my BP is low",
         "my blood pressure drops",
+        "blood pressure was low",
+        "my blood pressure keeps dropping",
         "hypotensive",
     ],
 )
@@ -87,10 +91,22 @@ def test_D5_low_blood_pressure_is_not_hypertension(low_bp):
     assert check_contraindications("Viagra", conditions=["low blood pressure"])["verdict"] == "avoid"
     high = check_contraindications("Viagra", conditions=["tansiyonum yüksek"])
     assert [r["factor"] for r in high["reasons"]] == ["Yüksek tansiyon"]
-    # "düşür-" lowers it (a blood-pressure medicine), "düşmez" says it does not fall: not low blood pressure
-    for text in ("tansiyon düşürücü kullanıyorum", "tansiyonum düşmez"):
+    # Not low blood pressure, and the high blood pressure they name must not be lost to a low-pressure reading:
+    # "düşür-" lowers it (a medicine), "düşün-" is to think, "düşmez / düşemiyor / düşmeyen" say it does not fall,
+    # "ilaçla düşüyor" is treated high pressure, "yüksek, düşmesi lazım" wants it down.
+    for text in (
+        "tansiyon düşürücü kullanıyorum",
+        "tansiyonum düşmez",
+        "düşünüyorum tansiyonum yüksek",
+        "tansiyonum ilaçla düşüyor",
+        "tansiyonum yüksek düşmesi lazım",
+        "tansiyonum düşemiyor",
+        "düşmeyen tansiyon",
+        "tansiyon ilacı düşünüyorum",
+        "my blood pressure is high",
+    ):
         reasons = check_contraindications("Viagra", conditions=[text])["reasons"]
-        assert [r["factor"] for r in reasons] == ["Yüksek tansiyon"], text
+        assert [r["factor"] for r in reasons] in (["Yüksek tansiyon"], ["High blood pressure"]), text
 
 
 @pytest.mark.parametrize(
