@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -99,8 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-prefix-store",
         action="store_true",
-        help="local and llamacpp backends: do not keep the prompt prefix's KV state on disk (the PPSF cache's "
-        "prefixes/ folder), from which the next run starts instead of prefilling ~1,000 tokens",
+        help="local and llamacpp backends: do not keep the KV state of the prompt's fixed prefix (system prompt, "
+        "tools; never your messages) on disk ($PPSF_PREFIXES, else the PPSF cache's prefixes/), from which the "
+        "next run starts instead of prefilling ~1,000 tokens",
     )
     add_run_options(p, max_steps=5, max_new_tokens=256)
     p.add_argument(
@@ -300,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
         from .engine.models import cache_dir
         from .engine.prefix_store import PrefixStore
 
-        agent.generator.prefix_store = PrefixStore(cache_dir() / "prefixes")
+        agent.generator.prefix_store = PrefixStore(os.environ.get("PPSF_PREFIXES") or cache_dir() / "prefixes")
 
     def answer(conversation: str | list[dict]) -> AgentResult:
         result = agent.run(conversation)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "training"))
 # bench/servers.py starts and stops the local servers of the end-to-end tests and of the benchmarks.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+# The CLI runs of the tests (and their subprocesses) file prefix states here, not in the user's cache.
+os.environ["PPSF_PREFIXES"] = tempfile.mkdtemp(prefix="ppsf-test-prefixes-")
 
 # --- Models for the agent runner (agent/models.py, agent/generation.py) --------------------------------------
 

@@ -88,13 +88,9 @@ def test_cli_runs_the_demo_offline(tmp_path):
     assert {line["type"] for line in lines} >= {"message", "stats"}
 
 
-def test_the_next_cli_run_starts_from_the_prefix_state_on_disk(tmp_path):
-    from agent.engine.models import cache_dir
-
-    cache = tmp_path / "cache"
-    cache.mkdir()
-    (cache / "models").symlink_to(cache_dir() / "models")  # the converted default model, not converted again
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PPSF_CACHE": str(cache)}
+def test_the_next_cli_run_starts_from_the_prefix_state_on_disk(tmp_path, default_model_dir):
+    prefixes = tmp_path / "prefixes"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PPSF_PREFIXES": str(prefixes)}
 
     def first_step(*flags: str) -> dict:
         command = [sys.executable, "-m", "agent", QUESTION, "--json", "--max-steps", "1", "--max-new-tokens", "48"]
@@ -103,12 +99,12 @@ def test_the_next_cli_run_starts_from_the_prefix_state_on_disk(tmp_path):
         return json.loads(result.stdout.strip().splitlines()[-1])["stats"]["per_step"][0]
 
     cold = first_step()
-    (state,) = (cache / "prefixes").glob("*.kv")
+    (state,) = prefixes.glob("*.kv")
     warm = first_step()
     assert cold["cached_tokens"] == 0 and warm["cached_tokens"] > 900  # the format header, system prompt, tools
     assert warm["prefill_tokens"] == cold["prefill_tokens"] - warm["cached_tokens"]
     assert first_step("--no-prefix-store")["cached_tokens"] == 0
-    assert list((cache / "prefixes").glob("*.kv")) == [state]
+    assert list(prefixes.glob("*.kv")) == [state]
 
 
 def test_cli_interactive_chat_with_a_russian_system_file(tmp_path):

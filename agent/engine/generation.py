@@ -436,7 +436,7 @@ class CachedGenerator:
         try:
             snapshot = self._load_snapshot(data, len(ids))
             self._restore(snapshot)
-        except (ValueError, RuntimeError, KeyError, TypeError):  # damaged, or of another build: made again
+        except (ValueError, RuntimeError, KeyError, TypeError, IndexError):  # damaged, or of another build: remade
             self.prefix_store.drop(key)
             self._cache, self._cached_ids = None, []
             return None
@@ -444,8 +444,15 @@ class CachedGenerator:
         return snapshot
 
     def _store(self, ids: tuple[int, ...], snapshot: Any) -> None:
-        if self.prefix_store is not None and self.fingerprint is not None:
-            self.prefix_store.save(self.prefix_store.key(self.fingerprint, ids), self._dump_snapshot(snapshot))
+        # Only a cache holding the prefix alone: a snapshot taken later holds more cells (llama.cpp copies all of
+        # sequence 0), and what follows the prefix is the patient's conversation, which never goes to disk.
+        if self.prefix_store is None or self.fingerprint is None or len(self._cached_ids) != len(ids):
+            return
+        try:
+            data = self._dump_snapshot(snapshot)
+        except (AttributeError, ValueError, RuntimeError):  # a cache this backend cannot write out: memory only
+            return
+        self.prefix_store.save(self.prefix_store.key(self.fingerprint, ids), data)
 
     @functools.cached_property
     def fingerprint(self) -> str | None:
@@ -467,6 +474,7 @@ class CachedGenerator:
             h.update(sample.numpy().tobytes())
         attention = getattr(config, "_attn_implementation", None)
         h.update(f"{self.model.device.type}|{attention}|{torch.__version__}|{transformers.__version__}".encode())
+        h.update(self.model.config.to_json_string().encode())  # rope scaling and the like change the keys too
         return h.hexdigest()
 
     def _dump_snapshot(self, snapshot: Any) -> bytes:

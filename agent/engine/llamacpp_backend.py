@@ -13,6 +13,7 @@ from __future__ import annotations
 import atexit
 import ctypes
 import functools
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,7 @@ class LlamaCppGenerator(CachedGenerator):
             raise ValueError(
                 f"the GGUF has {llama.n_vocab()} tokens, the tokenizer {len(tokenizer)}: not the same model"
             )
+        self.fingerprint  # noqa: B018 -- now: the file may be rewritten while this process runs
 
     @property
     def context_length(self) -> int | None:
@@ -109,13 +111,21 @@ class LlamaCppGenerator(CachedGenerator):
 
     @functools.cached_property
     def fingerprint(self) -> str | None:
-        """What a stored prefix state depends on: the GGUF file (path, size, modification time), the context size
-        and llama.cpp's build; a state that still does not fit is refused by llama.cpp when restored."""
+        """What a stored prefix state depends on: the GGUF's contents (its size and 64 blocks of 64 KiB spread over
+        it: the header and tensors of every part of the file), the context size and llama.cpp's build; a state
+        that still does not fit is refused by llama.cpp when restored. Taken when the generator is made, from
+        the file the model was loaded from."""
         import llama_cpp
 
-        path = Path(self.model.model_path).resolve()
-        stat = path.stat()
-        return f"{path}|{stat.st_size}|{stat.st_mtime_ns}|n_ctx {self.model.n_ctx()}|llama_cpp {llama_cpp.__version__}"
+        path = Path(self.model.model_path)
+        h = hashlib.sha256(f"n_ctx {self.model.n_ctx()}|llama_cpp {llama_cpp.__version__}".encode())
+        with path.open("rb") as f:
+            size = f.seek(0, 2)
+            h.update(str(size).encode())
+            for i in range(64):
+                f.seek(size * i // 64)
+                h.update(f.read(1 << 16))
+        return h.hexdigest()
 
     def _dump_snapshot(self, snapshot: tuple[bytes, int]) -> bytes:
         return snapshot[0]

@@ -17,7 +17,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-# The states kept (newest used first): a few prompts x models; each is ~20-50 MB for the default model.
+# The states kept (newest used first): a few prompts x models; each is ~43 MB for the default model in float32
+# (a 7B model's would be GBs: pass a smaller max_files there).
 MAX_FILES = 8
 
 
@@ -46,19 +47,34 @@ class PrefixStore:
         return data
 
     def save(self, key: str, data: bytes) -> None:
-        """File a state (written whole, then renamed: a reader never sees half a file); keep max_files."""
-        self.folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
+        """File a state (written whole, then renamed: a reader never sees half a file); keep max_files.
+
+        A full disk or read-only cache only costs the next process its prefill: nothing is raised."""
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")  # 0600: only this user reads it
+        except OSError:
+            return
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
             os.replace(tmp, self.folder / key)
         except OSError:
-            Path(tmp).unlink(missing_ok=True)
-            return  # a full disk or read-only cache only costs the next process its prefill
-        files = sorted(self.folder.glob("*.kv"), key=lambda p: p.stat().st_mtime, reverse=True)
-        for old in files[self.max_files :]:
-            old.unlink(missing_ok=True)
+            return
+        finally:
+            Path(tmp).unlink(missing_ok=True)  # gone after the rename; a write cut short leaves nothing
+        self._evict()
+
+    def _evict(self) -> None:
+        """Keep the max_files most recently used states (another process may remove files meanwhile)."""
+        used = []
+        for path in self.folder.glob("*.kv"):
+            try:
+                used.append((path.stat().st_mtime, path))
+            except OSError:
+                continue
+        for _, path in sorted(used, reverse=True)[self.max_files :]:
+            path.unlink(missing_ok=True)
 
     def drop(self, key: str) -> None:
         """Remove a state that could not be used."""
