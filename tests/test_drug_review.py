@@ -254,6 +254,8 @@ def test_W5_colchicine_in_kidney_or_liver_failure_is_avoid(condition):
 @pytest.mark.parametrize("drug", ["Viagra", "Cialis"])
 def test_W6_pde5_inhibitors_with_heart_disease_are_avoid(drug):
     assert check_contraindications(drug, conditions=["coronary heart disease"])["verdict"] == "avoid"
+    # and with heart failure: the labels' "severe cardiac failure, where sexual activity is inadvisable"
+    assert check_contraindications(drug, conditions=["kalp yetmezliği"])["verdict"] == "avoid"
 
 
 W7_AGES = [

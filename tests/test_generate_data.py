@@ -263,7 +263,8 @@ def test_weights_argument_errors_name_the_item(text: str):
 # statuses; every result is in the patient's language, as the agent now asks; calculate_dose and
 # check_contraindications take age_months, so the tools block differs; an adult under 18.7 kg is referred; a name
 # typed in lower case writes Turkish İ as i, not i + a combining dot; low blood pressure is read in more
-# wordings and three citations were corrected, review D5/I1), so the same commands now write REGENERATED_SHA256.
+# wordings, three citations were corrected and PDE5 inhibitors are avoided in heart failure, review D5/I1/W6),
+# so the same commands now write REGENERATED_SHA256.
 # The committed adapter predates those answers.
 TRAIN_DATA_SHA256 = {
     1: "e39bc8f865176cc4469450f94a7d0d5932c097b3118403eb99145e3bcb8e57d7",
@@ -286,17 +287,17 @@ def _stage_infos() -> list[dict]:
 
 # What the same commands write today (a change here is a change of the training data: say why above).
 REGENERATED_SHA256 = {
-    1: "7316b1becb36b1aa1b42b6cc9cc0c81a0b936d7e2945effd6fcc2077b85270c9",
+    1: "819d17fa1c8a3870a3b4d7340f2e5a7220682c6c99390b4c1917debe5b9086a8",
     2: "7a9f4b24bc69ae7179edd3f4aa1c0fad1c22abdf5a1e36ca3434f9b7121738aa",
     3: "0c9da9fbf98562e9fc7db3735c48bdc6adf6b11fea94d2b236195561f5f0a70c",
     4: "20d8796c499d0cf2b82a62759b8048f330a8424287248de4363161ed9b4cdf60",
     5: "b0a9a01021885acad88080c35b1c12600a642d3514ae09953b3872b452ab6ee0",
     6: "ef2cf5f8c6ea246f76aab0e72ce218d85b227278a1edf0c6689d82e864f290f4",
-    7: "231b4599fb9edee2371df423bdd5137c9c561f6f9d5a9b6892aa3fe9c13f3483",
-    8: "9095eb8845a5f28d96ff0d6259af0f1e13e048adf39e637cf19b49b84f69f76e",
-    9: "daf9520a4e122f214a0084ffe1476110d73454578df1933f5948fcc45084490a",
+    7: "5193ae236ed7d73a4cd5f3405ed0ced348701ca6d93437c0f8084aa065234e6c",
+    8: "a3b079776b32722a18c5a6ddb1c15ee468bed4971e6f113c00edb5a708dd3f12",
+    9: "c278926e1ed5621d973408f87a6fa57940fddc20c6de8f1756a432eb7a6f080d",
     10: "664704a9929238d2bdfc7b8c1a73d62bf37b5bb5db330c5f26ecb7b2d47b76da",
-    "gpu_second_epoch": "245c14dfb68e0f8b9199d52c07f5d0cf20a132edf7575ff714b60e2222b880b0",
+    "gpu_second_epoch": "cad6f662578423f22c22b8c1d3dcbfe42a06c1310d9b804fa4ec771497e14465",
 }
 
 
