@@ -131,11 +131,15 @@ def write_data(recipe: dict, out: Path, command: str) -> Path:
     return path
 
 
-def train_argv(recipe: dict, out: Path, device: str, resume: bool, model: str | None = None) -> list[str]:
-    """train_lora.py's arguments for the recipe's [train] (and [cpu] when training on CPU)."""
+def train_argv(
+    recipe: dict, out: Path, device: str, resume: bool, model: str | None = None, bf16: bool | None = None
+) -> list[str]:
+    """train_lora.py's arguments for the recipe's [train] (and [cpu] when training on CPU); bf16 None: the
+    hardware's default (train_lora.default_bf16)."""
     train = dict(recipe["train"]) | (recipe["cpu"] if device == "cpu" else {})
     argv = ["--data", str(out / "data.jsonl"), "--out", str(out / "adapter"), "--work-dir", str(out / "checkpoints")]
     argv += ["--device", device, "--max-steps", "0"] + (["--model", model] if model else [])
+    argv += [] if bf16 is None else ["--bf16" if bf16 else "--no-bf16"]
     for key, value in train.items():
         argv += [f"--{key.replace('_', '-')}", str(value)]
     return argv + (["--resume"] if resume else [])
@@ -213,24 +217,31 @@ def main(argv: list[str] | None = None) -> int:
     device = _device(args.device)
     out.mkdir(parents=True, exist_ok=True)
     lock = out / "recipe.json"
-    # What the checkpoints were trained under: the recipe, its overrides, the base model and the device (its batch).
-    resolved = json.dumps({"model": args.model, "device": device, "recipe": recipe}, indent=2, sort_keys=True) + "\n"
+    # What the checkpoints were trained under: the recipe, its overrides, the base model, the device (its batch)
+    # and the precision (the hardware's default when the run started, kept for the whole run).
+    run = {"model": args.model, "device": device, "recipe": recipe}
     checkpoints = out / "checkpoints"
     if args.restart and checkpoints.exists():
         import shutil
 
         shutil.rmtree(checkpoints)
-    resume = train_lora.last_checkpoint(checkpoints) is not None
-    if resume and lock.is_file() and lock.read_text(encoding="utf-8") != resolved:
+    newest = train_lora.last_checkpoint(checkpoints)
+    try:
+        locked = json.loads(lock.read_text(encoding="utf-8")) if newest and lock.is_file() else None
+    except ValueError as e:
+        p.error(f"{lock} is not JSON ({e}): pass --restart, or another --out")
+    if locked is not None and {k: v for k, v in locked.items() if k != "bf16"} != run:
         p.error(f"{out} holds checkpoints of another recipe ({lock}): pass --restart, or another --out")
-    lock.write_text(resolved, encoding="utf-8")
+    bf16 = _run_bf16(locked, newest, device)
+    lock.write_text(json.dumps(run | {"bf16": bf16}, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    resume = newest is not None
     relative = args.recipe.resolve().relative_to(ROOT) if args.recipe.resolve().is_relative_to(ROOT) else args.recipe
     command = " ".join(["python training/recipe.py", str(relative), *(f"--set {s}" for s in args.set)])
     command += f" --model {args.model}" if args.model else ""
     if not (resume and _data_intact(out / "data.jsonl")):  # a continued run trains on the data it started with
         print(f"data: {recipe['data']['conversations']} conversations -> {out / 'data.jsonl'}", file=sys.stderr)
         write_data(recipe, out, command)
-    train_lora.main(train_argv(recipe, out, device, resume, args.model))
+    train_lora.main(train_argv(recipe, out, device, resume, args.model, bf16))
     info_path = out / "adapter" / "training_info.json"
     info = json.loads(info_path.read_text(encoding="utf-8")) | {"recipe": str(relative), "recipe_values": recipe}
     info_path.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
@@ -246,6 +257,24 @@ def main(argv: list[str] | None = None) -> int:
         print(report)
     write_card(out / "adapter", info, report=report)  # over train_lora's: the recipe's card
     return 0
+
+
+def _run_bf16(locked: dict | None, checkpoint: str | None, device: str) -> bool:
+    """The run's precision: a continued run keeps the one it started with (its lock, or for a lock written before
+    it recorded one, its newest checkpoint's training arguments), so a run continued on other hardware gives the
+    same adapter; a new run takes the hardware's default."""
+    native = train_lora.default_bf16(device == "cuda")
+    if checkpoint is None:
+        return native
+    if locked is not None and "bf16" in locked:
+        bf16 = bool(locked["bf16"])
+    else:
+        import torch
+
+        bf16 = bool(torch.load(Path(checkpoint) / "training_args.bin", weights_only=False).bf16)
+    if bf16 and not native:
+        print("this run trains in bf16, as it started; this machine emulates bf16: much slower", file=sys.stderr)
+    return bf16
 
 
 def _data_intact(path: Path) -> bool:
