@@ -734,10 +734,24 @@ def main(argv: list[str] | None = None) -> int:
     templates = None
     if not args.skip_speed:
         repeats = 2 if args.quick else 5
-        speeds.append(("CachedGenerator (torch)", "model.generate", *decode_speed(model, tokenizer, repeats), 0.95))
+        from agent.engine.generation import CachedGenerator
+
+        drafts = f"drafts of {CachedGenerator.draft_tokens}"
+        speeds.append(
+            (f"CachedGenerator (torch, {drafts})", "model.generate", *decode_speed(model, tokenizer, repeats), 0.95)
+        )
         if llama_generator is not None:
-            ours, raw, n = llama_decode_speed(llama_generator, repeats)
-            speeds.append(("LlamaCppGenerator", "llama-cpp-python Llama.generate", ours, raw, n, 0.9))
+            # As the agent runs (drafts), and one id per pass: the loop itself against llama.cpp's.
+            raw_name = "llama-cpp-python Llama.generate"
+            drafts = f"drafts of {llama_generator.draft_tokens} after a {llama_generator.lookup_ngram}-gram"
+            speeds.append(
+                (f"LlamaCppGenerator ({drafts})", raw_name, *llama_decode_speed(llama_generator, repeats), 0.9)
+            )
+            llama_generator.draft_tokens = 0
+            speeds.append(
+                ("LlamaCppGenerator (one id per pass)", raw_name, *llama_decode_speed(llama_generator, repeats), 0.9)
+            )
+            llama_generator.draft_tokens = type(llama_generator).draft_tokens
         templates = template_speed(repo_tokenizer, repeats=50 if args.quick else 300)
     text = report(runs, speeds, templates, settings)
     print(text)

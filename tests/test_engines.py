@@ -400,11 +400,13 @@ def test_drafts_change_nothing_but_the_number_of_forward_passes(backend, tuned, 
         for draft in (0, 6):
             generator.clear()
             generator.draft_tokens, drafts = draft, [*drafts, 0]
+            generator.lookup_ngram = 3  # drafts at most positions: the check covers many accepted and refused
             result = pharmacist_agent(*tuned, generator=generator).run("Aspirin ile Coumadin birlikte kullanılır mı?")
             runs.append(result)
     finally:
         del generator.generate
         generator.draft_tokens = type(generator).draft_tokens
+        generator.lookup_ngram = type(generator).lookup_ngram
     assert drafts[0] == 0 and drafts[1] > 50
     plain, drafted = runs
     assert drafted.messages == plain.messages
@@ -508,3 +510,15 @@ def test_a_conversation_without_system_prompt_or_examples_runs_without_a_snapsho
     agent = pharmacist_agent(*tuned, config=AgentConfig(system_prompt="", max_new_tokens=24), generator=generator)
     assert "role" in agent.next_message("Parol ne işe yarar?")
     assert generator.prefixes == []
+
+
+def test_the_draft_cost_bench_prints_a_row_per_engine_and_gguf(exported, capsys):
+    """bench/batch_cost.py, which sets each engine's draft length: one row per engine, a cell per batch size."""
+    import batch_cost  # bench/, on sys.path (conftest)
+
+    gguf = str(exported["q8_0"])
+    argv = ["--engines", "torch,llamacpp", "--gguf", gguf, "--sizes", "1,3", "--repeats", "1", "--threads", "1"]
+    assert batch_cost.main(argv) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith(("| torch", "| llama.cpp"))]
+    assert [row.split(" | ")[0] for row in rows] == ["| torch fp32", f"| llama.cpp {exported['q8_0'].stem}"]
+    assert all(row.count("x)") == 2 for row in rows)

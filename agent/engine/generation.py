@@ -359,6 +359,7 @@ class CachedGenerator:
     accepts_constraint: ClassVar[bool] = True
     max_prefixes: ClassVar[int] = 4  # prefix snapshots kept (least recently used dropped first)
     draft_tokens: int = 6  # prompt-lookup draft length when greedy; 0: one token per forward pass
+    lookup_ngram: int = LOOKUP_NGRAM  # ids that must repeat before a draft is proposed
     # Prefix snapshots kept on disk too, for the next process (agent.engine.prefix_store); None: in memory only.
     prefix_store: PrefixStore | None = None
 
@@ -616,7 +617,7 @@ class CachedGenerator:
             if ahead:  # the model chose otherwise: the rest of the draft leaves the cache
                 self._crop(len(ids) + len(generated) - 1)
                 ahead = []
-            draft = lookup(ids + generated, drafting) if drafting else []
+            draft = lookup(ids + generated, drafting, self.lookup_ngram) if drafting else []
             if draft:
                 rows = self._forward_rows([token, *draft])
                 logits, ahead = rows[0], list(zip(draft, rows[1:], strict=True))
