@@ -230,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
         locked = json.loads(lock.read_text(encoding="utf-8")) if newest and lock.is_file() else None
     except ValueError as e:
         p.error(f"{lock} is not JSON ({e}): pass --restart, or another --out")
-    if locked is not None and {k: v for k, v in locked.items() if k != "bf16"} != run:
+    if locked is not None and (not isinstance(locked, dict) or {k: v for k, v in locked.items() if k != "bf16"} != run):
         p.error(f"{out} holds checkpoints of another recipe ({lock}): pass --restart, or another --out")
     bf16 = _run_bf16(locked, newest, device)
     lock.write_text(json.dumps(run | {"bf16": bf16}, indent=2, sort_keys=True) + "\n", encoding="utf-8")
@@ -271,6 +271,8 @@ def _run_bf16(locked: dict | None, checkpoint: str | None, device: str) -> bool:
     else:
         import torch
 
+        # The Trainer's own pickle of its arguments, in this run's folder (written by this run, as the Trainer's
+        # optimizer and RNG files it loads to continue).
         bf16 = bool(torch.load(Path(checkpoint) / "training_args.bin", weights_only=False).bf16)
     if bf16 and not native:
         print("this run trains in bf16, as it started; this machine emulates bf16: much slower", file=sys.stderr)
