@@ -179,3 +179,57 @@ def test_months_reach_the_age_checks():
 def test_a_missing_or_bad_age_is_named(kwargs, message):
     error = calculate_dose("Calpol", 12, **kwargs)["error"]
     assert message in error["message"]
+
+
+# ---------------------------------------------------------------- weight and age as the patient wrote them
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("oglum 8 aylik, 9 kilo. gece atesi 38.5 e cikti", {"kg": [9.0], "years": [], "months": [8.0]}),
+        ("an 18-month-old, 10kg, 38.2 on the thermometer", {"kg": [10.0], "years": [], "months": [18.0]}),
+        ("kızım 2,5 yaşında 12,5 kilogram", {"kg": [12.5], "years": [2.5], "months": []}),
+        ("she is 4 years old, 16 kgs", {"kg": [16.0], "years": [4.0], "months": []}),
+        ("ayda 2 kez, 3 yastık, 38 derece ateş", {"kg": [], "years": [], "months": []}),
+    ],
+)
+def test_weights_and_ages_are_read_with_their_units(text, found):
+    from agent.pharmacy.amounts import stated_numbers
+
+    assert stated_numbers(text) == found
+
+
+def test_a_dose_is_for_the_weight_and_age_the_patient_wrote():
+    text = "oglum 8 aylik, 9 kilo. gece atesi 38.5 e cikti. evde calpol surup var, kac ml?"
+    # The temperature copied as the weight, the months as years: the values the patient wrote, and what was said.
+    out = calculate_dose("calpol", 38.5, age_years=8, patient_text=text)
+    assert (out["weight_kg"], out["per_dose_mg"]) == (9.0, 135)
+    assert out["call_said"] == {"weight_kg": 38.5, "age_years": 8}
+    assert out == calculate_dose("calpol", 9, age_months=8) | {"call_said": out["call_said"]}
+    # An age never written (the temperature) becomes the only one the patient states.
+    out = calculate_dose("tylenol", 11, age_years=38.2, patient_text="she's 18 months, 11 kg, 38.2 on the thermometer")
+    assert out["age_years"] == 1.5 and out["call_said"] == {"age_years": 38.2} and "per_dose_mg" in out
+    # As written: nothing changes; with no units stated: nothing to check.
+    assert "call_said" not in calculate_dose("Parol", 14, age_years=3, patient_text="kızım 3 yaşında 14 kg")
+    assert "call_said" not in calculate_dose("Parol", 14, age_years=3, patient_text="Parol dozu?")
+    # Two weights, and the call gives neither: the model is told, nothing is chosen for it.
+    out = calculate_dose("Parol", 30, age_years=3, patient_text="kızım 3 yaşında 14 kg, oğlum 20 kg")
+    assert out["error"]["code"] == "not_as_written" and "14 kg, 20 kg" in out["error"]["message"]
+    # Two ages: the model's is kept.
+    out = calculate_dose("Parol", 14, age_years=4, patient_text="kızım 3 yaşında 14 kg, oğlum 8 yaşında")
+    assert "call_said" not in out and out["age_years"] == 4
+
+
+def test_the_agent_gives_the_tools_the_patients_own_words():
+    from agent.engine.toolbox import tool_schema
+    from agent.pharmacy.prompts import tool_context
+
+    messages = [
+        {"role": "system", "content": "9 kg"},
+        {"role": "user", "content": "oğlum 8 aylık"},
+        {"role": "assistant", "content": "Kaç kilo?"},
+        {"role": "user", "content": "9 kilo"},
+    ]
+    assert tool_context(messages)["patient_text"] == "oğlum 8 aylık\n9 kilo"
+    assert "patient_text" not in tool_schema(calculate_dose)["function"]["parameters"]["properties"]

@@ -65,7 +65,9 @@ def pharmacist_agent(
         fallback=no_answer,
         examples=examples,
         on_event=on_event,
-        tool_context=tool_context if language is None else (lambda messages: {"language": language}),
+        tool_context=tool_context
+        if language is None
+        else (lambda messages: tool_context(messages) | {"language": language}),
         tool_schemas=tool_schemas if tool_schemas is not None else default_tool_schemas(),
     )
 

@@ -102,3 +102,30 @@ def _clause_before(text: str, start: int) -> str:
     before = text[max(0, start - 60) : start]
     cut = max(before.rfind(c) for c in ".;\n(")
     return before[cut + 1 :] if cut >= 0 else before
+
+
+# A weight or an age as a patient writes it: a number, then its unit ("9 kilo", "11 kg", "8 aylık", "18-month-old",
+# "3 yaşında", "2,5 yas", "4 years"). Used to check that a dose call copies the numbers the message gives.
+_STATED_UNITS = {
+    "kg": r"kg|kgs|kilo\w*|kilogram\w*",
+    "years": r"yaş(?:ında\w*|lı\w*)?|yas(?:inda\w*|li\w*)?|years?|yrs?|y/o|yo",
+    "months": r"ay|aylık\w*|aylik\w*|months?|mos?",
+}
+_STATED = re.compile(
+    r"(?<![\w.,])(\d+(?:[.,]\d+)?)[\s-]*(?:(?P<kg>"
+    + _STATED_UNITS["kg"]
+    + r")|(?P<years>"
+    + _STATED_UNITS["years"]
+    + r")|(?P<months>"
+    + _STATED_UNITS["months"]
+    + r"))(?![a-zçğıöşü])",
+    re.IGNORECASE,
+)
+
+
+def stated_numbers(text: str) -> dict[str, list[float]]:
+    """The weights ("kg"), ages in years ("years") and in months ("months") that text states with their unit."""
+    out: dict[str, list[float]] = {"kg": [], "years": [], "months": []}
+    for m in _STATED.finditer(text or ""):
+        out[m.lastgroup].append(float(m.group(1).replace(",", ".")))  # type: ignore[index]
+    return out

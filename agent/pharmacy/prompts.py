@@ -36,8 +36,10 @@ def conversation_language(messages: list[dict]) -> str | None:
 
 
 def tool_context(messages: list[dict]) -> dict[str, str | None]:
-    """What the agent tells every tool: the patient's language (the model never sets it)."""
-    return {"language": conversation_language(messages)}
+    """What the agent tells every tool (the model never sets it): the patient's language, and their messages
+    (for the tools that check an argument was copied from them)."""
+    said = [m["content"] for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
+    return {"language": conversation_language(messages), "patient_text": "\n".join(said) or None}
 
 
 def no_answer(messages: list[dict], outcomes: list[tuple[str, bool]], max_steps: int, ran_out: bool) -> str:

@@ -42,6 +42,7 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any
 
+from .amounts import stated_numbers
 from .dosing import Dose, compute_dose, dose_in_ml
 from .drugdb import LIQUID_FORMS, SECTIONS, DrugDataError, DrugDB, Lang, Resolution, Section, Target, load_db
 from .growth import implausible
@@ -192,7 +193,9 @@ def _tool(fn: Callable[..., dict]) -> Callable[..., dict]:
             return ToolError("internal_error", f"{fn.__name__} failed unexpectedly").result()
 
     # The agent, not the model, says which language the patient writes (agent.pharmacy.language).
-    wrapper.context_arguments = tuple(p for p in ("language",) if p in signature.parameters)  # type: ignore[attr-defined]
+    # The patient's own words too, for tools that check the model copied them (calculate_dose's weight and age).
+    context = ("language", "patient_text")
+    wrapper.context_arguments = tuple(p for p in context if p in signature.parameters)  # type: ignore[attr-defined]
     return wrapper
 
 
@@ -629,6 +632,42 @@ _SOLID_FOR_ADULTS = {
 ADULT_FORMS_FROM_YEARS = 12
 
 
+def _as_written(weight: float, age_years: Any, age_months: Any, text: str) -> tuple[float, Any, Any, dict[str, Any]]:
+    """Weight and age as the patient wrote them, and what the call said where it differs ({} when it does not).
+
+    A small model copies the wrong number or unit: a temperature of 38.5 as the weight, "8 aylık" as age_years 8.
+    A dose for the wrong weight or age is the one error a dose must not have, so: a weight that is none of the
+    weights the patient gives in kg becomes the one they give (an error when they give several); an age in years
+    that they wrote in months becomes months, and the reverse; an age they never wrote becomes the only one they
+    state. Nothing is guessed: each value is one the patient wrote with its unit, and the result says what the
+    call said."""
+    stated = stated_numbers(text)
+    said: dict[str, Any] = {}
+
+    def among(value: float, values: list[float]) -> bool:
+        return any(math.isclose(value, v, abs_tol=1e-9) for v in values)
+
+    if stated["kg"] and not among(weight, stated["kg"]):
+        weights = sorted(set(stated["kg"]))
+        if len(weights) > 1:
+            given = ", ".join(f"{w:g} kg" for w in weights)
+            raise ToolError("not_as_written", f"weight_kg {weight:g}: the patient gives {given}; use the one meant")
+        said["weight_kg"], weight = weight, weights[0]
+    # One age given, in years or in months: kept if the patient states it with that unit; else the same number
+    # with the unit they wrote it in, or the only age they state (not a temperature copied as the age).
+    ages = {("years", v) for v in stated["years"]} | {("months", v) for v in stated["months"]}
+    given = [(unit, v) for unit, v in (("years", age_years), ("months", age_months)) if v is not None]
+    if len(given) == 1 and isinstance(given[0][1], numbers.Real) and ages:
+        unit, value = given[0]
+        if not among(value, stated[unit]):
+            other = "months" if unit == "years" else "years"
+            found = (other, value) if among(value, stated[other]) else next(iter(ages)) if len(ages) == 1 else None
+            if found is not None:
+                said[f"age_{unit}"] = value
+                age_years, age_months = (found[1], None) if found[0] == "years" else (None, found[1])
+    return weight, age_years, age_months, said
+
+
 @_tool
 def calculate_dose(
     drug: str,
@@ -636,6 +675,7 @@ def calculate_dose(
     age_years: float | None = None,
     age_months: float | None = None,
     language: Lang | None = None,
+    patient_text: str | None = None,
 ) -> dict:
     """Calculate a single weight-based dose (paracetamol, ibuprofen) within the label's limits.
 
@@ -645,12 +685,17 @@ def calculate_dose(
         age_years: Age in years, as the patient wrote it.
         age_months: Age in months, as the patient wrote it ("9 aylık": 9); with age_years, the months beyond.
         language: The patient's language, "tr" or "en"; by default the language of the name.
+        patient_text: The patient's messages (supplied by the agent, not the model): weight and age are read as
+            they wrote them, with their units, where the call differs.
 
     Returns:
         Dose in mg (and mL for a liquid), interval, daily limits, cap_applied, refer_to_doctor with reasons.
     """
     name = _text(drug, "drug")
     weight = _number(weight_kg, "weight_kg", 0.0, WEIGHT_MAX_KG, low_open=True)
+    said: dict[str, Any] = {}
+    if patient_text:
+        weight, age_years, age_months, said = _as_written(weight, age_years, age_months, patient_text)
     age = _age(age_years, age_months)
     if age is None:
         raise ToolError("invalid_input", "give the age: age_years, age_months, or both")
@@ -662,6 +707,8 @@ def calculate_dose(
     out["age_years"] = age
     if age_months is not None:
         out["age"] = _years(age, lang)  # what the months were read as
+    if said:
+        out["call_said"] = said  # the values the patient wrote replaced these (_as_written)
     ids = db.ingredient_ids(target)
     rule = db.dose_rules.get(ids[0]) if len(ids) == 1 else None
 
