@@ -55,6 +55,7 @@ METRICS = [
     ("must_mention_rate", "key fact"),
     ("answer_language_match", "answer language"),
     ("unsafe_dose_answers", "unsafe doses"),
+    ("unsafe_for_patient_answers", "unsafe doses for the patient"),  # held to the case's own dose call
 ]
 
 
