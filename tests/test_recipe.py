@@ -143,15 +143,15 @@ def test_a_continued_run_keeps_the_precision_it_started_with(tmp_path, monkeypat
     import torch
 
     monkeypatch.setattr(recipe.train_lora, "default_bf16", lambda cuda: False)  # hardware without native bf16
-    assert recipe._run_bf16(None, None, "cpu") is False  # a new run: the hardware's default
+    assert recipe._run_bf16(None, "cpu") is False  # a new run: the hardware's default
     checkpoint = tmp_path / "checkpoint-5"
     checkpoint.mkdir()
     torch.save(types.SimpleNamespace(bf16=True), checkpoint / "training_args.bin")
-    assert recipe._run_bf16({"bf16": True}, str(checkpoint), "cpu") is True
-    assert recipe._run_bf16({"device": "cpu"}, str(checkpoint), "cpu") is True  # a lock from before: the checkpoint
+    assert recipe._run_bf16(str(checkpoint), "cpu") is True  # continued: what its checkpoints were trained in
     assert "emulates bf16" in capsys.readouterr().err
     monkeypatch.setattr(recipe.train_lora, "default_bf16", lambda cuda: True)
-    assert recipe._run_bf16({"bf16": False}, str(checkpoint), "cpu") is False
+    torch.save(types.SimpleNamespace(bf16=False), checkpoint / "training_args.bin")
+    assert recipe._run_bf16(str(checkpoint), "cpu") is False
     values = recipe.load_recipe(RECIPE)
     assert "--no-bf16" in recipe.train_argv(values, tmp_path, "cpu", resume=True, bf16=False)
     assert "--bf16" in recipe.train_argv(values, tmp_path, "cpu", resume=True, bf16=True)
@@ -203,7 +203,7 @@ def test_one_command_trains_and_a_stopped_run_continues_to_the_same_adapter(tmp_
     assert first.keys() == second.keys() and all((first[k] == second[k]).all() for k in first)
     resumed = json.loads((b / "adapter" / "training_info.json").read_text(encoding="utf-8"))
     assert resumed["steps"] == 2
-    assert json.loads((b / "recipe.json").read_text(encoding="utf-8"))["bf16"] == info["bf16"]
+    assert resumed["bf16"] == info["bf16"]
 
 
 def test_checkpoints_of_another_recipe_are_not_continued(tmp_path, tiny_model_dir, capsys):

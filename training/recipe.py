@@ -218,24 +218,19 @@ def main(argv: list[str] | None = None) -> int:
     device = _device(args.device)
     out.mkdir(parents=True, exist_ok=True)
     lock = out / "recipe.json"
-    # What the checkpoints were trained under: the recipe, its overrides, the base model, the device (its batch)
-    # and the precision (the hardware's default when the run started, kept for the whole run).
-    run = {"model": args.model, "device": device, "recipe": recipe}
+    # What the checkpoints were trained under: the recipe, its overrides, the base model and the device (its batch).
+    resolved = json.dumps({"model": args.model, "device": device, "recipe": recipe}, indent=2, sort_keys=True) + "\n"
     checkpoints = out / "checkpoints"
     if args.restart and checkpoints.exists():
         import shutil
 
         shutil.rmtree(checkpoints)
     newest = train_lora.last_checkpoint(checkpoints)
-    try:
-        locked = json.loads(lock.read_text(encoding="utf-8")) if newest and lock.is_file() else None
-    except ValueError as e:
-        p.error(f"{lock} is not JSON ({e}): pass --restart, or another --out")
-    if locked is not None and (not isinstance(locked, dict) or {k: v for k, v in locked.items() if k != "bf16"} != run):
-        p.error(f"{out} holds checkpoints of another recipe ({lock}): pass --restart, or another --out")
-    bf16 = _run_bf16(locked, newest, device)
-    lock.write_text(json.dumps(run | {"bf16": bf16}, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     resume = newest is not None
+    if resume and lock.is_file() and lock.read_text(encoding="utf-8") != resolved:
+        p.error(f"{out} holds checkpoints of another recipe ({lock}): pass --restart, or another --out")
+    lock.write_text(resolved, encoding="utf-8")
+    bf16 = _run_bf16(newest, device)
     relative = args.recipe.resolve().relative_to(ROOT) if args.recipe.resolve().is_relative_to(ROOT) else args.recipe
     command = " ".join(["python training/recipe.py", str(relative), *(f"--set {s}" for s in args.set)])
     command += f" --model {args.model}" if args.model else ""
@@ -260,21 +255,17 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _run_bf16(locked: dict | None, checkpoint: str | None, device: str) -> bool:
-    """The run's precision: a continued run keeps the one it started with (its lock, or for a lock written before
-    it recorded one, its newest checkpoint's training arguments), so a run continued on other hardware gives the
-    same adapter; a new run takes the hardware's default."""
+def _run_bf16(checkpoint: str | None, device: str) -> bool:
+    """The run's precision: a continued run keeps the one its checkpoints were trained in (the Trainer's own record,
+    `training_args.bin`), so a run continued on other hardware gives the same adapter; a new run takes the
+    hardware's default."""
     native = train_lora.default_bf16(device == "cuda")
     if checkpoint is None:
         return native
-    if locked is not None and "bf16" in locked:
-        bf16 = bool(locked["bf16"])
-    else:
-        import torch
+    import torch
 
-        # The Trainer's own pickle of its arguments, in this run's folder (written by this run, as the Trainer's
-        # optimizer and RNG files it loads to continue).
-        bf16 = bool(torch.load(Path(checkpoint) / "training_args.bin", weights_only=False).bf16)
+    # The Trainer's pickle of its arguments, written by this run beside the optimizer and RNG files it loads too.
+    bf16 = bool(torch.load(Path(checkpoint) / "training_args.bin", weights_only=False).bf16)
     if bf16 and not native:
         print("this run trains in bf16, as it started; this machine emulates bf16: much slower", file=sys.stderr)
     return bf16
