@@ -176,12 +176,8 @@ class Printer:
             args = json.dumps(event["arguments"], ensure_ascii=False)
             print(f"\n→ {event['name']}({args})", file=sys.stderr, flush=True)
             self.field, self.content = None, ""
-        elif kind == "dose_check":  # the final answer (printed next) is the tool's figures
-            print(
-                "\n[dose check] the answer stated a dose the dose tool did not give; the tool's figures instead:",
-                file=sys.stderr,
-                flush=True,
-            )
+        elif "replaced" in event:  # an answer check's replacement: the final answer is printed next
+            print(f"\n[{kind.replace('_', ' ')}] {event['note']}:", file=sys.stderr, flush=True)
         elif kind == "tool_result":
             text = json.dumps(event["result"], ensure_ascii=False)
             print(f"← {event['name']}: {text[:240]}{'…' if len(text) > 240 else ''}", file=sys.stderr, flush=True)

@@ -4,7 +4,7 @@ One model in memory serves every tab; requests are queued one at a time, and a t
 that tab only (nothing is written on the server; "Download transcript" hands the tab its own JSONL). The
 agent runs in a worker thread and reports its events (agent.engine.agent) through a queue; the chat shows
 the thought, each tool call as a collapsible message (pending, then done with its duration), its result, a
-dose-check replacement, and the answer as it streams.
+answer-check replacements (dose, interactions), and the answer as it streams.
 """
 
 from __future__ import annotations
@@ -98,11 +98,12 @@ class Turn:
             if parent is not None:
                 message["metadata"]["parent_id"] = parent["metadata"]["id"]
             self.messages.append(message)
-        elif kind == "dose_check":
+        elif "replaced" in event:  # an answer check (agent.engine.checks) replaced the model's answer
+            title = f"{kind.replace('_', ' ').capitalize()}: {event.get('note', 'the answer was replaced')}"
             self.messages.append({
                 "role": "assistant",
                 "content": f"The model wrote:\n\n> {event['replaced']}",
-                "metadata": {"title": "Dose check: the answer stated a dose the dose tool did not give"},
+                "metadata": {"title": title},
             })  # fmt: skip
         elif kind == "final":
             content = event["message"].get("content") or ""

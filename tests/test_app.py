@@ -51,18 +51,22 @@ def test_a_runs_events_become_collapsible_steps_and_a_streamed_answer():
     assert len(turn.messages) == 4  # the streamed answer is the final one
 
 
-def test_errors_and_dose_check_replacements_are_marked():
+def test_errors_and_answer_check_replacements_are_marked():
     turn = Turn()
     turn.apply({"type": "tool_call", "name": "calculate_dose", "arguments": {}})
     error = {"error": {"code": "invalid_input", "message": "weight_kg must be a number"}}
     turn.apply({"type": "tool_result", "name": "calculate_dose", "id": "c", "result": error})
     turn.apply({"type": "text", "field": "content", "text": "5000 mg"})
-    turn.apply({"type": "dose_check", "replaced": "5000 mg", "content": "tek doz 300 mg"})
+    note = "a dose the tool did not give"
+    turn.apply({"type": "dose_check", "replaced": "5000 mg", "content": "tek doz 300 mg", "note": note})
     turn.apply({"type": "final", "message": {"role": "assistant", "content": "tek doz 300 mg"}})
     titles = [m.get("metadata", {}).get("title") for m in turn.messages]
     assert "Error from calculate_dose: invalid_input" in titles
-    assert any(t and t.startswith("Dose check") for t in titles)
+    assert "Dose check: a dose the tool did not give" in titles
     assert turn.messages[-1] == {"role": "assistant", "content": "tek doz 300 mg"}
+    # Any answer check is marked by its own name and note (agent.engine.checks).
+    turn.apply({"type": "interaction_check", "replaced": "ok", "content": "ok\n\nCoumadin + Aspirin", "note": "added"})
+    assert turn.messages[-1]["metadata"]["title"] == "Interaction check: added"
 
 
 def test_stop_ends_the_run_and_frees_the_model():

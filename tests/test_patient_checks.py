@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent.pharmacy.growth import WHO_MEDIANS_KG, implausible, weight_band
+from agent.pharmacy.text import stated_states
 from agent.pharmacy.tools import calculate_dose, check_contraindications
 
 
@@ -233,3 +234,42 @@ def test_the_agent_gives_the_tools_the_patients_own_words():
     ]
     assert tool_context(messages)["patient_text"] == "oğlum 8 aylık\n9 kilo"
     assert "patient_text" not in tool_schema(calculate_dose)["function"]["parameters"]["properties"]
+    assert "patient_text" not in tool_schema(check_contraindications)["function"]["parameters"]["properties"]
+
+
+@pytest.mark.parametrize(
+    ("text", "states"),
+    [
+        ("6 aylik hamileyim, bas agrim var", {"pregnant"}),
+        ("Gebeliğimin 20. haftasındayım", {"pregnant"}),
+        ("I'm 30 weeks pregnant", {"pregnant"}),
+        ("emziriyorum, burnum tıkalı", {"breastfeeding"}),
+        ("sut veriyorum", {"breastfeeding"}),
+        ("i'm breastfeeding my 2 month old", {"breastfeeding"}),
+        ("hamileyim ve emziriyorum", {"pregnant", "breastfeeding"}),
+        ("babam coumadin kullaniyor, agridan geberiyor", set()),  # "geber-" is not "gebe"
+        ("my husband takes viagra", set()),
+    ],
+)
+def test_pregnancy_and_breastfeeding_are_read_from_the_patients_words(text, states):
+    assert stated_states(text) == states
+
+
+def test_a_pregnancy_the_patient_never_mentions_is_not_checked():
+    father = "babam kalp kapakcigi ameliyati oldu, coumadin kullaniyor. aspirin icmis, sorun olur mu"
+    out = check_contraindications("coumadin", pregnant=True, patient_text=father)
+    assert out["verdict"] == "unknown" and out["reasons"] == [] and out["call_said"] == {"pregnant": True}
+    assert out | {"call_said": None} == check_contraindications("coumadin") | {"call_said": None}
+    # Said by the patient: checked as before, nothing noted.
+    pregnant = check_contraindications("apranax", pregnant=True, patient_text="6 aylik hamileyim, apranax?")
+    assert pregnant == check_contraindications("apranax", pregnant=True) and pregnant["verdict"] == "avoid"
+    out = check_contraindications("Sudafed", pregnant=True, breastfeeding=True, patient_text="i'm breastfeeding")
+    assert out["call_said"] == {"pregnant": True} and [r["factor"] for r in out["reasons"]] == ["Breastfeeding"]
+    # Without the patient's words (the training data's calls) the flags are taken as given.
+    assert check_contraindications("coumadin", pregnant=True)["verdict"] == "avoid"
+
+
+def test_nothing_given_is_nothing_checked_not_ok():
+    out = check_contraindications("Parol")
+    assert out["verdict"] == "unknown" and out["reasons"] == [] and "note" in out
+    assert check_contraindications("Parol", age_years=30)["verdict"] == "ok"  # an age checked and fine

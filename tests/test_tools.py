@@ -354,7 +354,7 @@ def test_contraindications_avoid_with_reasons():
         ("Augmentin", {"conditions": ["penicillin allergy"]}, "avoid"),
         ("Parol", {"conditions": ["uçuk"]}, "unknown"),
         ("Nurofen", {"conditions": ["uçuk", "peptic ulcer"]}, "avoid"),
-        ("Parol", {}, "ok"),
+        ("Parol", {}, "unknown"),  # nothing about the patient given: nothing checked
         ("Viagra", {"conditions": ["low blood pressure"]}, "avoid"),
     ],
 )

@@ -32,6 +32,7 @@ from phrasings import MORE_ROUNDS, OPENERS, SECTION_SYNONYMS, TRAIN_ONLY_TEMPLAT
 from agent.engine.toolbox import tool_schema
 from agent.pharmacy import SYSTEM_PROMPT as DEFAULT_SYSTEM_PROMPT
 from agent.pharmacy.drugdb import load_db
+from agent.pharmacy.interaction_check import SEVERITY_WORDS as SEVERITY  # how answers write a severity
 from agent.pharmacy.text import fold
 from agent.pharmacy.tools import PHARMACY_TOOLS
 
@@ -66,15 +67,6 @@ EVAL_INGREDIENTS = frozenset(
 EVAL_BRANDS = frozenset({"minoset", "panadol", "dolven", "motrin"})
 DOSE_INGREDIENTS = ("paracetamol", "ibuprofen")
 
-SEVERITY = {
-    "tr": {
-        "contraindicated": "kontrendike (contraindicated)",
-        "major": "ciddi (major)",
-        "moderate": "orta (moderate)",
-        "minor": "hafif (minor)",
-    },
-    "en": {"contraindicated": "contraindicated", "major": "major", "moderate": "moderate", "minor": "minor"},
-}
 VERDICT = {
     "tr": {
         "ok": "uygun (ok)",

@@ -15,7 +15,7 @@ from typing import Any
 
 from .. import ppsf
 from .calls import InvalidCall, checked_calls, one_line
-from .checks import AnswerCheck, current_turn
+from .checks import AnswerCheck
 from .generation import CachedGenerator, GenerationResult, Generator
 from .grounding import GroundedNames, conversation_texts
 from .toolbox import Toolbox
@@ -214,7 +214,7 @@ class Agent:
                 self._append_tool_result(messages, log, "invalid_tool_call", None, output, outcomes)
                 continue
             if not calls:
-                replaced = self._check_answer(messages, log)
+                replaced = self._check_answer(messages, _without(messages, head, shown), log)
                 log.write("stats", stats=stats.to_dict())
                 self._emit({"type": "final", "message": messages[-1], "stats": stats.to_dict()})
                 return AgentResult(messages[-1], _without(messages, head, shown), stats, replaced)
@@ -227,7 +227,7 @@ class Agent:
         final = self._final_answer(messages, outcomes, stats, _without(messages, head, shown))
         messages.append(final)
         log.write("message", message=final)
-        replaced = self._check_answer(messages, log)
+        replaced = self._check_answer(messages, _without(messages, head, shown), log)
         log.write("stats", stats=stats.to_dict())
         self._emit({"type": "final", "message": messages[-1], "stats": stats.to_dict()})
         return AgentResult(messages[-1], _without(messages, head, shown), stats, replaced)
@@ -250,19 +250,20 @@ class Agent:
         self._cache_prefix(messages[: head + len(self.examples)], prompt)
         return messages, head, prompt
 
-    def _check_answer(self, messages: list[dict], log: Transcript) -> str | None:
+    def _check_answer(self, messages: list[dict], shown: list[dict], log: Transcript) -> str | None:
         """Run the answer checks on the final answer (messages[-1]); a check that fails replaces it.
+        shown: the conversation without the demonstration turns (what the checks see).
 
         Returns the model's replaced text, or None. The event and the transcript keep both texts."""
         replaced = None
         for check in self.checks:
             answer = messages[-1].get("content") or ""
-            replacement = check.check(answer, current_turn(messages))
+            replacement = check.check(answer, [*shown[:-1], messages[-1]])
             if replacement is None:
                 continue
             messages[-1] = {**messages[-1], "content": replacement}
             log.write(check.name, replaced=answer, message=messages[-1])
-            self._emit({"type": check.name, "replaced": answer, "content": replacement})
+            self._emit({"type": check.name, "replaced": answer, "content": replacement, "note": check.note})
             replaced = answer if replaced is None else replaced
         return replaced
 
@@ -325,7 +326,7 @@ class Agent:
         parser = self.tokenizer.get_response_parser(self.response_template, prefix=prompt, tools=self.toolbox.schemas)
         broken: list[str] = []
         # An answer a check may replace is shown only once it has passed (see run()).
-        hold = any(check.applies(current_turn(shown)) for check in self.checks)
+        hold = any(check.applies(shown) for check in self.checks)
 
         def on_text(piece: str) -> None:
             if broken:

@@ -1,8 +1,10 @@
 """Checks of the final answer, plugged into the Agent: domain rules the model's text must pass.
 
 A check may replace the answer (the pharmacy's dose check puts the dose tool's own figures in place of a
-dose it did not give). While a check applies to the turn, the answer's text is not streamed: it is shown
-only once it has passed.
+dose it did not give; its interaction check adds a warning the answer left out). While a check applies to
+the conversation, the answer's text is not streamed: it is shown only once it has passed. A check sees the
+conversation as the user had it (no demonstration turns); `current_turn` gives the part since the last
+user message.
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ class AnswerCheck(Protocol):
     """A rule for the final answer of a turn."""
 
     name: str  # the event type and transcript record a replacement writes, e.g. "dose_check"
+    note: str  # what a replacement means, for the people reading it ("the answer stated a dose the tool ...")
 
-    def applies(self, turn: list[dict]) -> bool:
-        """Whether the check may replace this turn's answer (so its text is held back until checked)."""
+    def applies(self, conversation: list[dict]) -> bool:
+        """Whether the check may replace the answer to come (so its text is held back until checked)."""
         ...
 
-    def check(self, answer: str, turn: list[dict]) -> str | None:
-        """The text to answer with instead, or None when the answer passes."""
+    def check(self, answer: str, conversation: list[dict]) -> str | None:
+        """The text to answer with instead, or None when the answer passes; the answer is conversation[-1]."""
         ...
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+from ..engine.checks import current_turn
 from .amounts import Amount, read_amounts
 from .text import fold
 from .tools import DISCLAIMER
@@ -116,9 +117,10 @@ class DoseCheck:
     """The dose check as an answer check of the engine (agent.engine.checks.AnswerCheck)."""
 
     name = "dose_check"
+    note = "the answer stated a dose the dose tool did not give; the tool's figures instead"
 
-    def applies(self, turn: list[dict]) -> bool:
-        return bool(dose_results(turn))
+    def applies(self, conversation: list[dict]) -> bool:
+        return bool(dose_results(current_turn(conversation)))
 
-    def check(self, answer: str, turn: list[dict]) -> str | None:
-        return checked_answer(answer, turn)
+    def check(self, answer: str, conversation: list[dict]) -> str | None:
+        return checked_answer(answer, current_turn(conversation))

@@ -111,3 +111,19 @@ def patient_language(text: str) -> str | None:
     if tr == en:
         return None
     return "tr" if tr > en else "en"
+
+
+# What a patient writes when they are pregnant or breastfeeding, folded (no Turkish letters, lower case):
+# "hamileyim", "gebeliğimin 20. haftası", "6 aylık hamile", "pregnant", "expecting", "emziriyorum", "süt veriyorum",
+# "breastfeeding", "nursing". Broad on purpose: a word read here only keeps what the model's call says.
+_STATES = {
+    "pregnant": re.compile(r"\bhamile|\bgebe(?!r)|\bpregnan|\bexpecting\b|\btrimester|\bweeks? along\b|\bbebek bekli"),
+    "breastfeeding": re.compile(r"\bemzir|\bsut ver|\bbreast[ -]?fe|\bnursing\b|\blactat|\bbebegim[ei]? besliyor"),
+}
+
+
+def stated_states(text: str) -> frozenset[str]:
+    """Which of "pregnant" and "breastfeeding" the text speaks of (its own words, any case, with or without
+    Turkish letters); nothing is read from it beyond that the word is there ("I'm not pregnant" counts)."""
+    folded = fold_case(text or "")
+    return frozenset(state for state, pattern in _STATES.items() if pattern.search(folded))

@@ -46,7 +46,7 @@ from .amounts import stated_numbers
 from .dosing import Dose, compute_dose, dose_in_ml
 from .drugdb import LIQUID_FORMS, SECTIONS, DrugDataError, DrugDB, Lang, Resolution, Section, Target, load_db
 from .growth import implausible
-from .text import decimal, fold, looks_turkish
+from .text import decimal, fold, looks_turkish, stated_states
 
 logger = logging.getLogger(__name__)
 
@@ -193,7 +193,8 @@ def _tool(fn: Callable[..., dict]) -> Callable[..., dict]:
             return ToolError("internal_error", f"{fn.__name__} failed unexpectedly").result()
 
     # The agent, not the model, says which language the patient writes (agent.pharmacy.language).
-    # The patient's own words too, for tools that check the model copied them (calculate_dose's weight and age).
+    # The patient's own words too, for tools that check the model copied them (calculate_dose's weight and age,
+    # check_contraindications' pregnancy and breastfeeding).
     context = ("language", "patient_text")
     wrapper.context_arguments = tuple(p for p in context if p in signature.parameters)  # type: ignore[attr-defined]
     return wrapper
@@ -858,6 +859,7 @@ def check_contraindications(
     age_months: float | None = None,
     conditions: list[str] | None = None,
     language: Lang | None = None,
+    patient_text: str | None = None,
 ) -> dict:
     """Check whether a medicine suits a patient.
 
@@ -869,6 +871,8 @@ def check_contraindications(
         age_months: Patient's age in months, if given in months ("8 months old": 8).
         conditions: Patient's diseases or allergies in Turkish or English, e.g. ["astım", "kidney failure"].
         language: The patient's language, "tr" or "en"; by default the language of the name.
+        patient_text: The patient's messages (supplied by the agent, not the model): pregnancy and breastfeeding
+            are checked only when they speak of them.
 
     Returns:
         verdict (ok, caution, avoid or unknown) with reasons and sources.
@@ -876,6 +880,20 @@ def check_contraindications(
     name = _text(drug, "drug")
     is_pregnant = _flag(pregnant, "pregnant")
     is_breastfeeding = _flag(breastfeeding, "breastfeeding")
+    # A small model sets pregnant for a question about a father's warfarin and answers "avoid": a flag the
+    # patient's words give no ground for is not checked, and the result says what the call said.
+    said: dict[str, bool] = {}
+    if patient_text:
+        stated = stated_states(patient_text)
+        said = {
+            k: True
+            for k, v in (("pregnant", is_pregnant), ("breastfeeding", is_breastfeeding))
+            if v and k not in stated
+        }
+        is_pregnant, is_breastfeeding = (
+            is_pregnant and "pregnant" in stated,
+            is_breastfeeding and "breastfeeding" in stated,
+        )
     age = _age(age_years, age_months)
     texts = [] if conditions is None else _text_list(conditions, "conditions", 0, MAX_CONDITIONS, _CONDITION_PUNCT)
     db = load_db()
@@ -884,6 +902,8 @@ def check_contraindications(
     if any(looks_turkish(t) for t in texts) and not language:
         lang = "tr"
     out = _header(db, target, lang, corrected, name)
+    if said:
+        out["call_said"] = said  # not checked: the patient does not speak of it
     ids = db.ingredient_ids(target)
     combo = len(ids) > 1
     reasons: list[dict] = []
@@ -952,7 +972,11 @@ def check_contraindications(
     for cond_text, found in matched:
         if not found:
             add(None, cond_text, "unknown", _MSG["condition_unknown"][lang], None)
-    out["verdict"] = max((r["level"] for r in reasons), key=VERDICT_RANK.__getitem__, default="ok")
+    # Nothing about the patient given (or left once unstated flags are dropped): nothing checked is no "ok".
+    given = is_pregnant or is_breastfeeding or age is not None or bool(texts)
+    out["verdict"] = max(
+        (r["level"] for r in reasons), key=VERDICT_RANK.__getitem__, default="ok" if given else "unknown"
+    )
     out["reasons"] = reasons
     if negated := [db.conditions[c][f"name_{lang}"] for c in dict.fromkeys(negated_ids) if c not in condition_ids]:
         out["not_counted"] = negated  # the patient said they do not have these

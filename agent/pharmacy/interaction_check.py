@@ -1,0 +1,157 @@
+"""The interaction check: no answer leaves out a serious interaction between medicines the patient names.
+
+A pharmacist who hears two medicines checks them together, whatever the question was. A 135M model does
+not always: "my father takes Coumadin and drank an aspirin" went to a contraindication lookup of Coumadin
+alone, and the answer never said "bleeding". So the agent reads the medicine names the patient wrote
+(exact names of the drug data only: nothing is guessed), checks every pair with the check_interactions
+tool, and when a pair is contraindicated, major, or the same active ingredient twice, and no answer of the
+conversation has said so (both medicines and the severity named), adds the tool's own words to the answer.
+The model's text is kept in front of it and in the transcript.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from itertools import combinations
+
+from .drugdb import load_db
+from .prompts import conversation_language
+from .text import fold
+from .tools import check_interactions
+
+# How each severity is written in an answer (the training answers use these words too).
+SEVERITY_WORDS = {
+    "tr": {
+        "contraindicated": "kontrendike (contraindicated)",
+        "major": "ciddi (major)",
+        "moderate": "orta (moderate)",
+        "minor": "hafif (minor)",
+    },
+    "en": {"contraindicated": "contraindicated", "major": "major", "moderate": "moderate", "minor": "minor"},
+}
+SERIOUS = ("contraindicated", "major")
+_INTERACTION = {"tr": "etkileşim", "en": "interaction"}
+_HEAD = {"tr": "Önemli, yazdığınız ilaçlar birlikte:", "en": "Important, the medicines you mention together:"}
+# A name is looked up over this many words joined by spaces or hyphens ("Tantum Verde", "A-ferin").
+_NAME_WORDS = 4
+_WORD = re.compile(r"\w+")
+_JOIN = re.compile(r"[ -]+")
+
+
+def named_medicines(text: str) -> list[str]:
+    """The medicine names text holds as written, exact names of the drug data (any case or accents), the
+    longest at each place, each medicine once (the first name it is written by), in order."""
+    db = load_db()
+    words = list(_WORD.finditer(text or ""))
+    found: list[str] = []
+    targets = set()
+    i = 0
+    while i < len(words):
+        longest = None
+        for j in range(i, min(i + _NAME_WORDS, len(words))):
+            if j > i and not _JOIN.fullmatch(text[words[j - 1].end() : words[j].start()]):
+                break
+            if db.is_name(text[words[i].start() : words[j].end()]):
+                longest = j
+        if longest is None:
+            i += 1
+            continue
+        name = text[words[i].start() : words[longest].end()]
+        target = db.resolve(name).target
+        if target not in targets:
+            targets.add(target)
+            found.append(name)
+        i = longest + 1
+    return found
+
+
+@functools.lru_cache(maxsize=256)
+def serious_findings(a: str, b: str, lang: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(sentence, words that show an answer said it) for each serious finding of check_interactions on a, b:
+    a contraindicated or major interaction, or an active ingredient in both."""
+    result = check_interactions([a, b], language=lang)
+    out = []
+    for pair in result.get("pairs", []):
+        if pair["severity"] in SERIOUS:
+            x, y = pair["drugs"]
+            severity = SEVERITY_WORDS[lang][pair["severity"]]
+            text = f"{x} + {y}: {severity} {_INTERACTION[lang]}. {pair['description']} {pair.get('management', '')}"
+            said = (SEVERITY_WORDS["tr"][pair["severity"]].split()[0], pair["severity"])
+            out.append((text.strip(), said))
+    for dup in result.get("duplicates", []):
+        x, y = dup["drugs"]
+        out.append((f"{x} + {y}: {dup['ingredient']}. {dup['warning']}", (dup["ingredient"],)))
+    return tuple(out)
+
+
+def _distinct(names: list[str]) -> list[str]:
+    """names without the active ingredients of another name ("Coumadin (varfarin)" is one medicine, Coumadin)."""
+    db = load_db()
+    targets = [db.resolve(n).target for n in names]
+    contained = {i for t in targets if t is not None and t.kind == "product" for i in db.ingredient_ids(t)}
+    return [n for n, t in zip(names, targets, strict=True) if not (t and t.kind == "ingredient" and t.id in contained)]
+
+
+def _names_of(name: str) -> set[str]:
+    """Every name an answer may call a medicine by: as written, its names in the data, its ingredients'."""
+    db = load_db()
+    target = db.resolve(name).target
+    names = {fold(name)}
+    if target is not None:
+        for lang in ("tr", "en"):
+            names.add(fold(db.display_name(target, lang)))
+            names.update(fold(db.ingredients[i][f"name_{lang}"]) for i in db.ingredient_ids(target))
+    return names
+
+
+def _said(answer: str, a: str, b: str, words: tuple[str, ...]) -> bool:
+    text = fold(answer)
+    return (
+        any(n in text for n in _names_of(a))
+        and any(n in text for n in _names_of(b))
+        and any(fold(w) in text for w in words)
+    )
+
+
+def _missing(conversation: list[dict]) -> tuple[str, list[str]]:
+    """(the patient's language, the serious findings no answer of the conversation has said)."""
+    said = [m["content"] for m in conversation if m.get("role") == "user" and isinstance(m.get("content"), str)]
+    names = _distinct(named_medicines("\n".join(said)))
+    db = load_db()
+    # Where the patient's words show no language, the names' (as check_interactions chooses).
+    lang = conversation_language(conversation) or ("tr" if any(db.resolve(n).lang == "tr" for n in names) else "en")
+    answers = [m["content"] for m in conversation if m.get("role") == "assistant" and isinstance(m.get("content"), str)]
+    missing = []
+    for a, b in combinations(names, 2):
+        for text, words in serious_findings(a, b, lang):
+            if not any(_said(answer, a, b, words) for answer in answers):
+                missing.append(text)
+    return lang, missing
+
+
+def missing_warnings(conversation: list[dict]) -> list[str]:
+    """The serious findings between the medicines the patient names that no answer of the conversation (its
+    last message included) has said, as sentences in the patient's language."""
+    return _missing(conversation)[1]
+
+
+def with_warnings(answer: str, conversation: list[dict]) -> str | None:
+    """The answer with the serious findings it and the conversation leave out added, or None when none are."""
+    lang, missing = _missing(conversation)
+    if not missing:
+        return None
+    return f"{answer.rstrip()}\n\n{_HEAD[lang]} {' '.join(missing)}".lstrip()
+
+
+class InteractionCheck:
+    """The interaction check as an answer check of the engine (agent.engine.checks.AnswerCheck)."""
+
+    name = "interaction_check"
+    note = "the answer left out a serious interaction between medicines the patient names; the tool's words added"
+
+    def applies(self, conversation: list[dict]) -> bool:
+        return bool(missing_warnings(conversation))
+
+    def check(self, answer: str, conversation: list[dict]) -> str | None:
+        return with_warnings(answer, conversation)
