@@ -188,11 +188,13 @@ def test_a_missing_or_bad_age_is_named(kwargs, message):
 @pytest.mark.parametrize(
     ("text", "found"),
     [
-        ("oglum 8 aylik, 9 kilo. gece atesi 38.5 e cikti", {"kg": [9.0], "years": [], "months": [8.0]}),
-        ("an 18-month-old, 10kg, 38.2 on the thermometer", {"kg": [10.0], "years": [], "months": [18.0]}),
-        ("kızım 2,5 yaşında 12,5 kilogram", {"kg": [12.5], "years": [2.5], "months": []}),
-        ("she is 4 years old, 16 kgs", {"kg": [16.0], "years": [4.0], "months": []}),
-        ("ayda 2 kez, 3 yastık, 38 derece ateş", {"kg": [], "years": [], "months": []}),
+        ("oglum 8 aylik, 9 kilo. gece atesi 38.5 e cikti", {"kg": [9.0], "lb": [], "years": [], "months": [8.0]}),
+        ("an 18-month-old, 10kg, 38.2 on the thermometer", {"kg": [10.0], "lb": [], "years": [], "months": [18.0]}),
+        ("kızım 2,5 yaşında 12,5 kilogram", {"kg": [12.5], "lb": [], "years": [2.5], "months": []}),
+        ("she is 4 years old, 16 kgs", {"kg": [16.0], "lb": [], "years": [4.0], "months": []}),
+        ("my son is 4 years old and 40 lbs", {"kg": [], "lb": [40.0], "years": [4.0], "months": []}),
+        ("a 35-pound 3 year old", {"kg": [], "lb": [35.0], "years": [3.0], "months": []}),
+        ("ayda 2 kez, 3 yastık, 38 derece ateş", {"kg": [], "lb": [], "years": [], "months": []}),
     ],
 )
 def test_weights_and_ages_are_read_with_their_units(text, found):
@@ -217,6 +219,10 @@ def test_a_dose_is_for_the_weight_and_age_the_patient_wrote():
     # Two weights, and the call gives neither: the model is told, nothing is chosen for it.
     out = calculate_dose("Parol", 30, age_years=3, patient_text="kızım 3 yaşında 14 kg, oğlum 20 kg")
     assert out["error"]["code"] == "not_as_written" and "14 kg, 20 kg" in out["error"]["message"]
+    # Pounds are converted: "40 lbs" sent as weight_kg 40 is a dose for 18.1 kg, not for 40 kg (review D10).
+    out = calculate_dose("Tylenol", 40, age_years=4, patient_text="my son is 4 years old and 40 lbs, fever 101")
+    assert out["weight_kg"] == 18.1 and out["call_said"] == {"weight_kg": 40} and out["refer_to_doctor"] is False
+    assert out["per_dose_mg"] == calculate_dose("Tylenol", 18.1, age_years=4)["per_dose_mg"] < 300
     # Two ages: the model's is kept.
     out = calculate_dose("Parol", 14, age_years=4, patient_text="kızım 3 yaşında 14 kg, oğlum 8 yaşında")
     assert "call_said" not in out and out["age_years"] == 4

@@ -104,16 +104,20 @@ def _clause_before(text: str, start: int) -> str:
     return before[cut + 1 :] if cut >= 0 else before
 
 
-# A weight or an age as a patient writes it: a number, then its unit ("9 kilo", "11 kg", "8 aylık", "18-month-old",
-# "3 yaşında", "2,5 yas", "4 years"). Used to check that a dose call copies the numbers the message gives.
+# A weight or an age as a patient writes it: a number, then its unit ("9 kilo", "11 kg", "40 lbs", "8 aylık",
+# "18-month-old", "3 yaşında", "2,5 yas", "4 years"). Used to check that a dose call copies the numbers the
+# message gives.
 _STATED_UNITS = {
     "kg": r"kg|kgs|kilo\w*|kilogram\w*",
+    "lb": r"lbs?|pounds?",
     "years": r"yaş(?:ında\w*|lı\w*)?|yas(?:inda\w*|li\w*)?|years?|yrs?|y/o|yo",
     "months": r"ay|aylık\w*|aylik\w*|months?|mos?",
 }
 _STATED = re.compile(
     r"(?<![\w.,])(\d+(?:[.,]\d+)?)[\s-]*(?:(?P<kg>"
     + _STATED_UNITS["kg"]
+    + r")|(?P<lb>"
+    + _STATED_UNITS["lb"]
     + r")|(?P<years>"
     + _STATED_UNITS["years"]
     + r")|(?P<months>"
@@ -124,8 +128,9 @@ _STATED = re.compile(
 
 
 def stated_numbers(text: str) -> dict[str, list[float]]:
-    """The weights ("kg"), ages in years ("years") and in months ("months") that text states with their unit."""
-    out: dict[str, list[float]] = {"kg": [], "years": [], "months": []}
+    """The weights in kg ("kg") and in pounds ("lb"), ages in years ("years") and in months ("months") that text
+    states with their unit."""
+    out: dict[str, list[float]] = {"kg": [], "lb": [], "years": [], "months": []}
     for m in _STATED.finditer(text or ""):
         out[m.lastgroup].append(float(m.group(1).replace(",", ".")))  # type: ignore[index]
     return out

@@ -633,23 +633,28 @@ _SOLID_FOR_ADULTS = {
 ADULT_FORMS_FROM_YEARS = 12
 
 
+KG_PER_LB = 0.45359237  # the international pound
+
+
 def _as_written(weight: float, age_years: Any, age_months: Any, text: str) -> tuple[float, Any, Any, dict[str, Any]]:
     """Weight and age as the patient wrote them, and what the call said where it differs ({} when it does not).
 
     A small model copies the wrong number or unit: a temperature of 38.5 as the weight, "8 aylık" as age_years 8.
     A dose for the wrong weight or age is the one error a dose must not have, so: a weight that is none of the
-    weights the patient gives in kg becomes the one they give (an error when they give several); an age in years
-    that they wrote in months becomes months, and the reverse; an age they never wrote becomes the only one they
-    state. Nothing is guessed: each value is one the patient wrote with its unit, and the result says what the
-    call said."""
+    weights the patient gives (in kg, or in pounds converted) becomes that one (an error when they give several);
+    an age in years that they wrote in months becomes months, and the reverse; an age they never wrote becomes
+    the only one they state. Nothing is guessed: each value is one the patient wrote with its unit, and the
+    result says what the call said."""
     stated = stated_numbers(text)
     said: dict[str, Any] = {}
 
     def among(value: float, values: list[float]) -> bool:
         return any(math.isclose(value, v, abs_tol=1e-9) for v in values)
 
-    if stated["kg"] and not among(weight, stated["kg"]):
-        weights = sorted(set(stated["kg"]))
+    # A weight in pounds is the tool's to convert ("40 lbs" sent as weight_kg 40 is a dose for 40 kg: review D10).
+    kg = stated["kg"] + [round(lb * KG_PER_LB, 1) for lb in stated["lb"]]
+    if kg and not among(weight, kg):
+        weights = sorted(set(kg))
         if len(weights) > 1:
             given = ", ".join(f"{w:g} kg" for w in weights)
             raise ToolError("not_as_written", f"weight_kg {weight:g}: the patient gives {given}; use the one meant")
