@@ -480,7 +480,16 @@ def test_free_text_sets_share_no_question_with_each_other_or_the_templated_set()
 
 @pytest.mark.parametrize(
     ("name", "cases"),
-    [("dev_names_any", "dev"), ("dev", "dev"), ("test", "test"), ("dev_adult_band", "dev"), ("dev_as_written", "dev")],
+    [
+        ("dev_names_any", "dev"),
+        ("dev", "dev"),
+        ("test", "test"),
+        ("dev_adult_band", "dev"),
+        ("dev_as_written", "dev"),
+        ("dev_interaction_check", "dev"),
+        ("dev_checks", "dev"),
+        ("test_checks", "test"),
+    ],
 )
 def test_free_text_summaries_rescore_from_their_predictions(name, cases):
     folder = RESULTS / "freetext"
