@@ -183,6 +183,15 @@ class Printer:
             print(f"← {event['name']}: {text[:240]}{'…' if len(text) > 240 else ''}", file=sys.stderr, flush=True)
 
 
+def still_to_print(streamed: str, final: str) -> str:
+    """What of the final answer the stream has not shown: all of it (not streamed, --no-stream, or replaced by a
+    check), what a check added after the streamed text, or nothing."""
+    streamed, final = streamed.strip(), final.strip()
+    if streamed and final.startswith(streamed):
+        return final[len(streamed) :]
+    return "\n" + final if final else ""
+
+
 def _summary(result: AgentResult) -> str:
     s = result.stats
     return (
@@ -305,9 +314,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.json:
             print(json.dumps({"messages": result.messages, "stats": result.stats.to_dict()}, ensure_ascii=False))
         else:
-            final = (result.message.get("content") or "").strip()
-            if printer.content.strip() != final:  # not streamed (or --no-stream): print it now
-                print("\n" + final, end="")
+            print(still_to_print(printer.content, result.message.get("content") or ""), end="")
             print()
             print(_summary(result), file=sys.stderr)
         printer.field, printer.content = None, ""

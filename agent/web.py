@@ -107,7 +107,9 @@ class Turn:
             })  # fmt: skip
         elif kind == "final":
             content = event["message"].get("content") or ""
-            if self.answer is None or self.answer["content"] != content:
+            if self.answer is not None and self.answer["content"] and content.startswith(self.answer["content"]):
+                self.answer["content"] = content  # the streamed answer, with what a check added after it
+            elif self.answer is None or self.answer["content"] != content:
                 self.answer = {"role": "assistant", "content": content}
                 self.messages.append(self.answer)
 

@@ -79,8 +79,9 @@ def test_the_agent_adds_the_warning_and_keeps_the_models_text(tmp_path):
         "content": content,
         "note": InteractionCheck.note,
     }
+    # Nothing the model said is taken back: it streams as written, and the warning follows it.
     streamed = "".join(e["text"] for e in agent.events if e["type"] == "text" and e["field"] == "content")
-    assert "kullanılmamalı" not in streamed  # held back until checked
+    assert streamed.strip() == model_text and content.startswith(streamed.strip())
     lines = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     assert any(x.get("replaced") == model_text for x in lines)
 
@@ -103,3 +104,19 @@ def test_the_demonstration_turns_are_not_the_patients_words():
     agent, _ = make_agent(texts, tools=PHARMACY_TOOLS, tool_timeout=30.0, examples=None)
     agent.examples = [user("Coumadin ve aspirin birlikte?"), answer("Coumadin + Aspirin: kanama.")]
     assert agent.run("Parol ne işe yarar?").replaced_answer is None
+
+
+def test_the_cli_and_the_web_app_show_the_warning_after_the_streamed_answer():
+    from agent.cli import still_to_print
+    from agent.web import Turn
+
+    final = "Coumadin: kullanılmamalı.\n\nÖnemli, … Coumadin + Aspirin: kontrendike"
+    assert still_to_print("Coumadin: kullanılmamalı.", final) == "\n\nÖnemli, … Coumadin + Aspirin: kontrendike"
+    assert still_to_print("", final) == "\n" + final  # not streamed: all of it
+    assert still_to_print("Parol: 5000 mg", "Parol: tek doz 300 mg") == "\nParol: tek doz 300 mg"  # replaced
+    assert still_to_print("Parol ağrı kesicidir.", "Parol ağrı kesicidir.") == ""
+    turn = Turn()
+    turn.apply({"type": "text", "field": "content", "text": "Coumadin: kullanılmamalı."})
+    turn.apply({"type": "final", "message": {"role": "assistant", "content": final}})
+    answers = [m for m in turn.messages if "metadata" not in m]
+    assert answers == [{"role": "assistant", "content": final}]  # the streamed answer, completed in place

@@ -1,8 +1,9 @@
 """Checks of the final answer, plugged into the Agent: domain rules the model's text must pass.
 
 A check may replace the answer (the pharmacy's dose check puts the dose tool's own figures in place of a
-dose it did not give; its interaction check adds a warning the answer left out). While a check applies to
-the conversation, the answer's text is not streamed: it is shown only once it has passed. A check sees the
+dose it did not give) or add to it (its interaction check adds a warning the answer left out). While a check
+that may replace applies to the conversation, the answer's text is not streamed: it is shown only once it
+has passed; what a check adds after the answer follows the streamed text. A check sees the
 conversation as the user had it (no demonstration turns); `current_turn` gives the part since the last
 user message.
 """

@@ -151,7 +151,9 @@ class InteractionCheck:
     note = "the answer left out a serious interaction between medicines the patient names; the tool's words added"
 
     def applies(self, conversation: list[dict]) -> bool:
-        return bool(missing_warnings(conversation))
+        # Never held back: the check takes nothing back from the model's text, it adds after it, so the answer
+        # streams as written and the warning follows it.
+        return False
 
     def check(self, answer: str, conversation: list[dict]) -> str | None:
         return with_warnings(answer, conversation)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from .text import patient_language
 
@@ -35,11 +36,24 @@ def conversation_language(messages: list[dict]) -> str | None:
     return None
 
 
+def patient_words(messages: list[dict]) -> str | None:
+    """The patient's messages, each after the question of ours it answers ("Hamile misiniz?" before "evet"):
+    a short reply means what it was asked."""
+    said: list[str] = []
+    for before, m in zip([{}, *messages], messages, strict=False):
+        if m.get("role") != "user" or not isinstance(m.get("content"), str):
+            continue
+        asked = before.get("content") if before.get("role") == "assistant" else None
+        if isinstance(asked, str) and asked.rstrip().endswith("?"):
+            said.append(re.split(r"(?<=[.!?\n])\s+", asked.strip())[-1])  # its last sentence: the question
+        said.append(m["content"])
+    return "\n".join(said) or None
+
+
 def tool_context(messages: list[dict]) -> dict[str, str | None]:
-    """What the agent tells every tool (the model never sets it): the patient's language, and their messages
-    (for the tools that check an argument was copied from them)."""
-    said = [m["content"] for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
-    return {"language": conversation_language(messages), "patient_text": "\n".join(said) or None}
+    """What the agent tells every tool (the model never sets it): the patient's language, and their words
+    (patient_words; for the tools that check an argument was copied from them)."""
+    return {"language": conversation_language(messages), "patient_text": patient_words(messages)}
 
 
 def no_answer(messages: list[dict], outcomes: list[tuple[str, bool]], max_steps: int, ran_out: bool) -> str:
