@@ -32,6 +32,15 @@ def test_names_are_read_as_written_whole_and_once():
     assert named_medicines("coumadn ve aspirn, eczane İstanbul ateş") == []
 
 
+def test_a_name_with_a_turkish_ending_is_read_without_it():
+    text = "babam coumadini birakmadi, aspirinle majezigi ayni gun icti, tantum verdeyi de kullaniyor"
+    assert named_medicines(text) == ["coumadin", "aspirin", "majezik", "tantum verde"]
+    (warning, *_) = missing_warnings([user("babam coumadinini iciyor, dun aspirini de icti")])
+    assert warning.startswith("Coumadin + Aspirin: kontrendike")
+    # Only a listed ending after a whole name: "aspirinxyz", "coumadn-i" and a short stem are not read.
+    assert named_medicines("aspirinxyz, coumadni, asayi") == []
+
+
 def test_a_serious_pair_the_answer_left_out_is_added_in_the_patients_language():
     (warning,) = missing_warnings([user(COUMADIN), answer("Coumadin (Varfarin): kullanılmamalı (avoid).")])
     pair = check_interactions(["coumadin", "aspirin"], language="tr")["pairs"][0]
@@ -65,8 +74,8 @@ def test_only_serious_findings_and_one_medicine_by_two_names_is_one():
 
 def test_the_agent_adds_the_warning_and_keeps_the_models_text(tmp_path):
     log = tmp_path / "t.jsonl"
-    model_text = "Coumadin (Varfarin): kullanılmamalı (avoid)."
-    texts = [call("check_contraindications", drug="coumadin", pregnant=True), "@PHARMACIST\n" + model_text]
+    model_text = "Coumadin (Varfarin) kanın pıhtılaşmasını azaltır."
+    texts = [call("search_drug", drug="coumadin"), "@PHARMACIST\n" + model_text]
     agent, _ = make_agent(texts, tools=PHARMACY_TOOLS, tool_timeout=30.0, transcript=log)
     result = agent.run(COUMADIN)
     content = result.message["content"]

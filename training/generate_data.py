@@ -35,6 +35,7 @@ from agent.pharmacy.drugdb import load_db
 from agent.pharmacy.interaction_check import SEVERITY_WORDS as SEVERITY  # how answers write a severity
 from agent.pharmacy.text import fold
 from agent.pharmacy.tools import PHARMACY_TOOLS
+from agent.pharmacy.verdict_check import VERDICT_WORDS as VERDICT  # how answers write a verdict
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -67,15 +68,6 @@ EVAL_INGREDIENTS = frozenset(
 EVAL_BRANDS = frozenset({"minoset", "panadol", "dolven", "motrin"})
 DOSE_INGREDIENTS = ("paracetamol", "ibuprofen")
 
-VERDICT = {
-    "tr": {
-        "ok": "uygun (ok)",
-        "caution": "dikkatli kullanılmalı (caution)",
-        "avoid": "kullanılmamalı (avoid)",
-        "unknown": "belirsiz (unknown)",
-    },
-    "en": {"ok": "ok", "caution": "caution", "avoid": "avoid", "unknown": "unknown"},
-}
 SECTION_WORDS = {
     "indications": ("endikasyonları", "indications"),
     "dosage": ("kullanım dozu", "dosage"),

@@ -1,4 +1,4 @@
-"""The pharmacy: offline drug tools and data, the dose check, and `pharmacist_agent`, which wires them
+"""The pharmacy: offline drug tools and data, the answer checks, and `pharmacist_agent`, which wires them
 into the domain-free engine (agent.engine)."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from .dose_check import DoseCheck
 from .interaction_check import InteractionCheck
 from .prompts import SYSTEM_PROMPT, demo_examples, no_answer, tool_context
 from .tools import PHARMACY_TOOLS, is_known_name, is_medicine_name
+from .verdict_check import VerdictCheck
 
 # The tool arguments that name medicines: copied from the conversation while decoding (agent.engine.grounding).
 DRUG_ARGUMENTS = ("drug", "drugs")
@@ -28,6 +29,7 @@ def pharmacist_agent(
     tools: list[Callable] | None = None,
     dose_check: bool = True,
     interaction_check: bool = True,
+    verdict_check: bool = True,
     grounded_names: bool = True,
     whole_names: bool = True,
     names_only: bool = True,
@@ -37,14 +39,15 @@ def pharmacist_agent(
     tool_schemas: dict[str, dict] | None = None,
 ) -> Agent:
     """The pharmacist agent: the pharmacy tools (or `tools`), SYSTEM_PROMPT unless config names one ("" for
-    none), the dose and interaction checks, medicine names grounded in the conversation, and a no-answer reply
-    in the patient's language, which every tool result is written in too.
+    none), the dose, verdict and interaction checks, medicine names grounded in the conversation, and a
+    no-answer reply in the patient's language, which every tool result is written in too.
 
-    dose_check=False and interaction_check=False study the model alone; grounded_names=False lets calls name
-    what the conversation never wrote; whole_names=False lets a grounded name stop short of a longer name in
-    the drug data; names_only=True (the default) makes a grounded name one of the medicine names the
-    conversation holds (data or reference), when it holds any (not "İstanbul" or "ateş" beside "Coumadin");
-    False lets it be any span. language ("tr", "en") fixes the language the tools answer in; by default it is
+    dose_check=False, verdict_check=False and interaction_check=False study the model alone;
+    grounded_names=False lets calls name what the conversation never wrote; whole_names=False lets a grounded
+    name stop short of a longer name in the drug data; names_only=True (the default) makes a grounded name one
+    of the medicine names the conversation holds (data or reference), when it holds any (not "İstanbul" or
+    "ateş" beside "Coumadin"); False lets it be any span. language ("tr", "en") fixes the language the tools
+    answer in; by default it is
     read from the patient's messages.
     tool_schemas: the schemas the model was trained on (agent.engine.models.recorded_tools); by default those
     of the repo's adapter (default_tool_schemas), as the tools they name take every older argument.
@@ -63,7 +66,11 @@ def pharmacist_agent(
         list(tools) if tools is not None else list(PHARMACY_TOOLS),
         config=config,
         generator=generator,
-        checks=[*([DoseCheck()] if dose_check else []), *([InteractionCheck()] if interaction_check else [])],
+        checks=[
+            *([DoseCheck()] if dose_check else []),
+            *([VerdictCheck()] if verdict_check else []),
+            *([InteractionCheck()] if interaction_check else []),  # last: it adds to what the others let pass
+        ],
         constraint=constraint,
         fallback=no_answer,
         examples=examples,

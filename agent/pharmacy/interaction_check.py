@@ -3,10 +3,10 @@
 A pharmacist who hears two medicines checks them together, whatever the question was. A 135M model does
 not always: "my father takes Coumadin and drank an aspirin" went to a contraindication lookup of Coumadin
 alone, and the answer never said "bleeding". So the agent reads the medicine names the patient wrote
-(exact names of the drug data only: nothing is guessed), checks every pair with the check_interactions
-tool, and when a pair is contraindicated, major, or the same active ingredient twice, and no answer of the
-conversation has said so (both medicines and the severity named), adds the tool's own words to the answer.
-The model's text is kept in front of it and in the transcript.
+(exact names of the drug data, or one with a Turkish ending: nothing is guessed), checks every pair with
+the check_interactions tool, and when a pair is contraindicated, major, or the same active ingredient twice,
+and no answer of the conversation has said so (both medicines and the severity named), adds the tool's own
+words to the answer. The model's text is kept in front of it and in the transcript.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from itertools import combinations
 
 from .drugdb import load_db
 from .prompts import conversation_language
-from .text import fold
+from .text import fold, turkish_stems
 from .tools import check_interactions
 
 # How each severity is written in an answer (the training answers use these words too).
@@ -40,8 +40,9 @@ _JOIN = re.compile(r"[ -]+")
 
 
 def named_medicines(text: str) -> list[str]:
-    """The medicine names text holds as written, exact names of the drug data (any case or accents), the
-    longest at each place, each medicine once (the first name it is written by), in order."""
+    """The medicine names text holds as written, exact names of the drug data (any case or accents), or such a
+    name with a Turkish ending (agent.pharmacy.text.turkish_stems; the name is given without it), the longest
+    at each place, each medicine once (the first name it is written by), in order."""
     db = load_db()
     words = list(_WORD.finditer(text or ""))
     found: list[str] = []
@@ -52,17 +53,21 @@ def named_medicines(text: str) -> list[str]:
         for j in range(i, min(i + _NAME_WORDS, len(words))):
             if j > i and not _JOIN.fullmatch(text[words[j - 1].end() : words[j].start()]):
                 break
-            if db.is_name(text[words[i].start() : words[j].end()]):
-                longest = j
+            head = text[words[i].start() : words[j].start()]
+            # as written, or with a Turkish ending off its last word ("aspirini", "tantum verdeyi")
+            for candidate in (head + words[j].group(), *(head + s for s in turkish_stems(words[j].group()))):
+                if db.is_name(candidate):
+                    longest = (j, candidate)
+                    break
         if longest is None:
             i += 1
             continue
-        name = text[words[i].start() : words[longest].end()]
+        name = longest[1]
         target = db.resolve(name).target
         if target not in targets:
             targets.add(target)
             found.append(name)
-        i = longest + 1
+        i = longest[0] + 1
     return found
 
 

@@ -127,3 +127,37 @@ def stated_states(text: str) -> frozenset[str]:
     Turkish letters); nothing is read from it beyond that the word is there ("I'm not pregnant" counts)."""
     folded = fold_case(text or "")
     return frozenset(state for state, pattern in _STATES.items() if pattern.search(folded))
+
+
+# Turkish case, possessive and plural endings as a patient writes them after a medicine's name without an
+# apostrophe ("aspirini", "coumadinle", "parolden", "majeziğe"), folded: a closed list, so a name is read
+# only from a word that is the name and one of these.
+_TR_ENDINGS = frozenset(
+    {
+        *("i", "u", "a", "e", "yi", "yu", "ya", "ye", "ni", "nu", "na", "ne", "si", "su"),
+        *("in", "un", "nin", "nun", "yin", "yun", "le", "la", "yle", "yla", "ile"),
+        *("de", "da", "te", "ta", "nde", "nda", "den", "dan", "ten", "tan", "nden", "ndan"),
+        *("ler", "lar", "leri", "lari", "lerle", "larla", "ki", "dir", "dur", "tir", "tur"),
+        # its (3rd person possessive) and then a case: "coumadinini", "parolunu", "aspirinine", "verdesinden"
+        *(f"{s}{v}n{case}" for s in ("", "s") for v in "iu" for case in ("i", "u", "a", "e", "de", "da", "den", "dan")),
+        *("iyle", "iyla", "uyle", "uyla"),
+    }
+)
+# A final k, t, p, ç softens before a vowel: "majezik" + "i" is written "majeziği".
+_SOFTENED = {"g": "k", "d": "t", "b": "p", "c": "ç"}
+
+
+def turkish_stems(word: str, min_len: int = 5) -> list[str]:
+    """What word may be once a Turkish ending is taken off ("aspirini" → "aspirin", "majeziği" → "majezik"),
+    stems of at least min_len letters, the longest first; [] for a word with no listed ending."""
+    folded = fold_case(word)
+    if len(folded) != len(word):  # a letter that folds into two: no position-for-position reading
+        return []
+    stems = []
+    for ending in _TR_ENDINGS:
+        if folded.endswith(ending) and len(word) - len(ending) >= min_len:
+            stem = word[: len(word) - len(ending)]
+            stems.append(stem)
+            if ending[0] in "aeiou" and fold_case(stem[-1]) in _SOFTENED:
+                stems.append(stem[:-1] + _SOFTENED[fold_case(stem[-1])])
+    return sorted(dict.fromkeys(stems), key=len, reverse=True)
