@@ -294,6 +294,15 @@ def test_unknown_names():
     assert res.status == "unknown" and Target("ingredient", "acetylcysteine") != res.target
 
 
+def test_suggestions_are_names_close_to_what_was_written():
+    # Ordinary words and medicines the data lacks get no unrelated medicine ("Ozempic" drew carbamazepine at 55).
+    for text in ("karnimin sag", "defa", "Eski", "Ozempic", "Mounjaro", "Bepanthen krem", "Kelvimax"):
+        res = DB.resolve(text)
+        assert (res.status, res.candidates) == ("unknown", []), text
+    # A name with two wrong letters, too far to correct, is still offered.
+    assert DB.resolve("nurafin").candidates == [Target("product", "nurofen")]
+
+
 def test_single_deletion_typos_never_switch_active_ingredient():
     names = [(text, Target("product", p["id"])) for p in DB.products.values() for text in [p["brand"], *p["aliases"]]]
     names += [

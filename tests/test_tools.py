@@ -141,8 +141,9 @@ def test_search_ambiguous_returns_matches():
 
 def test_search_unknown_drug_with_suggestions():
     assert code(search_drug("qwxzv")) == "unknown_drug"
-    result = search_drug("panacea")
-    assert code(result) == "unknown_drug" and result["error"]["suggestions"]
+    result = search_drug("nurafin")  # two letters wrong: too far to correct, close enough to offer
+    assert code(result) == "unknown_drug" and result["error"]["suggestions"] == ["Nurofen"]
+    assert search_drug("panacea")["error"]["suggestions"] == []  # nothing near: no medicine offered
 
 
 # ---------------------------------------------------------------- get_drug_info
