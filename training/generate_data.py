@@ -33,6 +33,7 @@ from agent.engine.toolbox import tool_schema
 from agent.pharmacy import SYSTEM_PROMPT as DEFAULT_SYSTEM_PROMPT
 from agent.pharmacy.drugdb import load_db
 from agent.pharmacy.interaction_check import SEVERITY_WORDS as SEVERITY  # how answers write a severity
+from agent.pharmacy.suggestion_check import unknown_name_answer  # how answers word a name not found
 from agent.pharmacy.text import fold
 from agent.pharmacy.tools import PHARMACY_TOOLS
 from agent.pharmacy.verdict_check import VERDICT_WORDS as VERDICT  # how answers write a verdict
@@ -717,13 +718,8 @@ def _err_answer(result: dict, lang: str, asked: str) -> tuple[str, list[str]]:
     code = err["code"]
     if code == "unknown_drug":
         sugg = err.get("suggestions") or []
-        if lang == "tr":
-            text = f"'{asked}' ilaç veritabanında bulunamadı."
-            text += f" Şunu mu demek istediniz: {', '.join(sugg)}?" if sugg else " Lütfen ilacın adını kontrol edin."
-            return text, [sugg[0] if sugg else "bulunamadı"]
-        text = f"'{asked}' was not found in the drug database."
-        text += f" Did you mean: {', '.join(sugg)}?" if sugg else " Please check the name of the medicine."
-        return text, [sugg[0] if sugg else "not found"]
+        missing = "bulunamadı" if lang == "tr" else "not found"
+        return unknown_name_answer(asked, sugg, lang), [sugg[0] if sugg else missing]
     if code == "not_in_database":
         if lang == "tr":
             return (

@@ -13,6 +13,7 @@ from ..engine.generation import Generator
 from .dose_check import DoseCheck
 from .interaction_check import InteractionCheck
 from .prompts import SYSTEM_PROMPT, demo_examples, no_answer, tool_context
+from .suggestion_check import SuggestionCheck
 from .tools import PHARMACY_TOOLS, is_known_name, is_medicine_name
 from .verdict_check import VerdictCheck
 
@@ -30,6 +31,7 @@ def pharmacist_agent(
     dose_check: bool = True,
     interaction_check: bool = True,
     verdict_check: bool = True,
+    suggestion_check: bool = True,
     grounded_names: bool = True,
     whole_names: bool = True,
     names_only: bool = True,
@@ -39,16 +41,15 @@ def pharmacist_agent(
     tool_schemas: dict[str, dict] | None = None,
 ) -> Agent:
     """The pharmacist agent: the pharmacy tools (or `tools`), SYSTEM_PROMPT unless config names one ("" for
-    none), the dose, verdict and interaction checks, medicine names grounded in the conversation, and a
-    no-answer reply in the patient's language, which every tool result is written in too.
+    none), the answer checks (dose, verdict, suggestion, interaction), medicine names grounded in the
+    conversation, and a no-answer reply in the patient's language, which every tool result is written in too.
 
-    dose_check=False, verdict_check=False and interaction_check=False study the model alone;
+    dose_check, verdict_check, suggestion_check and interaction_check set False study the model alone;
     grounded_names=False lets calls name what the conversation never wrote; whole_names=False lets a grounded
     name stop short of a longer name in the drug data; names_only=True (the default) makes a grounded name one
     of the medicine names the conversation holds (data or reference), when it holds any (not "İstanbul" or
     "ateş" beside "Coumadin"); False lets it be any span. language ("tr", "en") fixes the language the tools
-    answer in; by default it is
-    read from the patient's messages.
+    answer in; by default it is read from the patient's messages.
     tool_schemas: the schemas the model was trained on (agent.engine.models.recorded_tools); by default those
     of the repo's adapter (default_tool_schemas), as the tools they name take every older argument.
     """
@@ -69,6 +70,7 @@ def pharmacist_agent(
         checks=[
             *([DoseCheck()] if dose_check else []),
             *([VerdictCheck()] if verdict_check else []),
+            *([SuggestionCheck()] if suggestion_check else []),
             *([InteractionCheck()] if interaction_check else []),  # last: it adds to what the others let pass
         ],
         constraint=constraint,
