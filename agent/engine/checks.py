@@ -10,6 +10,7 @@ user message.
 
 from __future__ import annotations
 
+import json
 from typing import Protocol
 
 
@@ -26,6 +27,20 @@ class AnswerCheck(Protocol):
     def check(self, answer: str, conversation: list[dict]) -> str | None:
         """The text to answer with instead, or None when the answer passes; the answer is conversation[-1]."""
         ...
+
+
+def tool_results(messages: list[dict], name: str) -> list[dict]:
+    """The results (JSON objects, errors included) of the tool called name among messages."""
+    out = []
+    for m in messages:
+        if m.get("role") == "tool" and m.get("name") == name:
+            try:
+                result = json.loads(m.get("content") or "")
+            except (TypeError, ValueError):
+                continue
+            if isinstance(result, dict):
+                out.append(result)
+    return out
 
 
 def current_turn(messages: list[dict]) -> list[dict]:

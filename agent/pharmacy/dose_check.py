@@ -8,9 +8,7 @@ text is kept in the transcript and in `AgentResult.replaced_answer`; nothing is 
 
 from __future__ import annotations
 
-import json
-
-from ..engine.checks import current_turn
+from ..engine.checks import current_turn, tool_results
 from .amounts import Amount, read_amounts
 from .text import fold
 from .tools import DISCLAIMER
@@ -23,16 +21,7 @@ def mg_amounts(text: str) -> list[float]:
 
 def dose_results(messages: list[dict]) -> list[dict]:
     """The calculate_dose results (errors excluded) among messages."""
-    out = []
-    for m in messages:
-        if m.get("role") == "tool" and m.get("name") == "calculate_dose":
-            try:
-                result = json.loads(m.get("content") or "")
-            except (TypeError, ValueError):
-                continue
-            if isinstance(result, dict) and "error" not in result:
-                out.append(result)
-    return out
+    return [r for r in tool_results(messages, "calculate_dose") if "error" not in r]
 
 
 def unsafe_dose(answer: str, results: list[dict]) -> bool:

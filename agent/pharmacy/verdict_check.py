@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 
-from ..engine.checks import current_turn
+from ..engine.checks import current_turn, tool_results
 from .text import fold_case
 from .tools import DISCLAIMER
 
@@ -39,16 +39,7 @@ _STATED_RE = {verdict: re.compile(pattern) for verdict, pattern in _STATED.items
 
 def verdict_results(messages: list[dict]) -> list[dict]:
     """The check_contraindications results (errors excluded) among messages."""
-    out = []
-    for m in messages:
-        if m.get("role") == "tool" and m.get("name") == "check_contraindications":
-            try:
-                result = json.loads(m.get("content") or "")
-            except (TypeError, ValueError):
-                continue
-            if isinstance(result, dict) and result.get("verdict") in _STATED:
-                out.append(result)
-    return out
+    return [r for r in tool_results(messages, "check_contraindications") if r.get("verdict") in _STATED]
 
 
 def _quoted(value: object) -> list[str]:
