@@ -27,6 +27,7 @@ def test_the_verdict_words_of_both_languages_are_read_and_quotes_of_the_tool_are
     assert "kullanılmamalı" in reason and stated_verdicts(reason, turn(ulcer)) == set()
     assert stated_verdicts(f"Aspirin: uygun (unknown). {reason}", turn(ulcer)) == {"ok", "unknown"}
     assert stated_verdicts("Aspirin: uygun değil.", []) == {"avoid"}
+    assert stated_verdicts("Aspirin size uygundur; hamilelikte kullanılmamalıdır.", []) == {"ok", "avoid"}
     assert stated_verdicts("Aspirin: dikkatli kullanılmalı (caution).", []) == {"caution"}
     assert stated_verdicts("Aspirin (Acetylsalicylic acid): avoid. Ask your doctor.", []) == {"avoid"}
     # English verdict words count only in the verdict slot: "ok" and "avoid" are also plain English.

@@ -29,9 +29,9 @@ VERDICT_WORDS = {
 # The words that state a verdict, on fold_case text. English ones only as the answer's verdict slot
 # (": ok", "(ok)"), since "ok" and "avoid" are also plain English; "uygun değil" is no "uygun".
 _STATED = {
-    "ok": r"\buygun\b(?!\s+degil)|\(ok\)|:\s*ok\b",
-    "caution": r"\bdikkatli\s+kullanilmali\b|\(caution\)|:\s*caution\b",
-    "avoid": r"\bkullanilmamali\b|\buygun\s+degil|\(avoid\)|:\s*avoid\b",
+    "ok": r"\buygun(?:dur)?\b(?!\s+degil)|\(ok\)|:\s*ok\b",
+    "caution": r"\bdikkatli\s+kullanilmali(?:dir)?\b|\(caution\)|:\s*caution\b",
+    "avoid": r"\bkullanilmamali(?:dir)?\b|\buygun\s+degil|\(avoid\)|:\s*avoid\b",
     "unknown": r"\bbelirsiz\b|\(unknown\)|:\s*unknown\b",
 }
 _STATED_RE = {verdict: re.compile(pattern) for verdict, pattern in _STATED.items()}
