@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..engine.checks import current_turn, tool_results
 from .amounts import Amount, read_amounts
 from .text import fold
-from .tools import DISCLAIMER
+from .tools import DISCLAIMER, result_language
 
 
 def mg_amounts(text: str) -> list[float]:
@@ -74,7 +74,7 @@ def _named_before(answer: str, position: int, results: list[dict]) -> dict | Non
 
 def dose_summary(result: dict) -> str:
     """One calculate_dose result in words, in the result's language (its disclaimer tells which)."""
-    tr = result.get("disclaimer") == DISCLAIMER["tr"]
+    tr = result_language(result) == "tr"
     drug = result.get("drug") or result.get("active_ingredient") or "?"
     disclaimer = result.get("disclaimer") or DISCLAIMER["en"]
     if result.get("refer_to_doctor") or not isinstance(result.get("per_dose_mg"), (int, float)):

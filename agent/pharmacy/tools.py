@@ -62,6 +62,13 @@ DISCLAIMER = {
     "tr": "Bilgi amaçlıdır; hekim veya eczacınıza danışın.",
     "en": "For information only; consult a doctor or pharmacist.",
 }
+
+
+def result_language(result: dict) -> Lang:
+    """The language a tool result is written in, as its disclaimer shows (the patient's, which the agent asked for)."""
+    return "tr" if result.get("disclaimer") == DISCLAIMER["tr"] else "en"
+
+
 # A pair neither source lists: "not checked" when the reference does not cover one of them; otherwise it was
 # checked and nothing is listed, which is still not proof of safety.
 NOT_CHECKED = {"tr": "referansta yok: kontrol edilmedi", "en": "not in the reference: not checked"}

@@ -14,7 +14,7 @@ import re
 
 from ..engine.checks import current_turn, tool_results
 from .text import fold_case
-from .tools import DISCLAIMER
+from .tools import result_language
 
 # How each verdict is written in an answer (the training answers use these words too).
 VERDICT_WORDS = {
@@ -74,17 +74,12 @@ def verdict_summary(result: dict, lang: str) -> str:
     return f"{result['drug']} ({result['active_ingredient']}): {verdict}. {reasons}".rstrip()
 
 
-def _language(result: dict) -> str:
-    """The result's language, as its disclaimer shows (the tool writes in the patient's language)."""
-    return "tr" if result.get("disclaimer") == DISCLAIMER["tr"] else "en"
-
-
 def checked_answer(answer: str, turn: list[dict]) -> str | None:
     """The tools' own verdicts when answer states a verdict none of this turn's results gave."""
     results = verdict_results(turn)
     if not results or stated_verdicts(answer, turn) <= {r["verdict"] for r in results}:
         return None
-    return " ".join(verdict_summary(r, _language(r)) for r in results)
+    return " ".join(verdict_summary(r, result_language(r)) for r in results)
 
 
 class VerdictCheck:
