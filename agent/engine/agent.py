@@ -19,6 +19,7 @@ from .checks import AnswerCheck
 from .generation import CachedGenerator, GenerationResult, Generator
 from .grounding import GroundedNames, conversation_texts
 from .toolbox import Toolbox
+from .toolbox import error as error_result
 from .transcript import Transcript
 
 Event = dict[str, Any]
@@ -210,7 +211,7 @@ class Agent:
             log.write("message", message=assistant)
             if "parse_error" in assistant:
                 # The model can fix a call it wrote badly: tell it why, as a tool result, and go on.
-                output = {"error": {"code": "invalid_tool_call", "message": assistant["parse_error"][:500]}}
+                output = error_result("invalid_tool_call", assistant["parse_error"][:500])
                 self._append_tool_result(messages, log, "invalid_tool_call", None, output, outcomes)
                 continue
             if not calls:

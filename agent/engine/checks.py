@@ -29,18 +29,24 @@ class AnswerCheck(Protocol):
         ...
 
 
-def tool_results(messages: list[dict], name: str) -> list[dict]:
-    """The results (JSON objects, errors included) of the tool called name among messages."""
+def named_results(messages: list[dict]) -> list[tuple[str, dict]]:
+    """(tool name, result) of each tool message among messages whose content is a JSON object (errors too)."""
     out = []
     for m in messages:
-        if m.get("role") == "tool" and m.get("name") == name:
-            try:
-                result = json.loads(m.get("content") or "")
-            except (TypeError, ValueError):
-                continue
-            if isinstance(result, dict):
-                out.append(result)
+        if m.get("role") != "tool":
+            continue
+        try:
+            result = json.loads(m.get("content") or "")
+        except (TypeError, ValueError):
+            continue
+        if isinstance(result, dict):
+            out.append((str(m.get("name") or ""), result))
     return out
+
+
+def tool_results(messages: list[dict], name: str) -> list[dict]:
+    """The results (JSON objects, errors included) of the tool called name among messages."""
+    return [result for tool, result in named_results(messages) if tool == name]
 
 
 def current_turn(messages: list[dict]) -> list[dict]:

@@ -80,7 +80,21 @@ def _validator_schema(parameters: dict) -> dict:
     return schema
 
 
+# The codes of the failures the engine itself reports (the tools' own codes are theirs to define):
+# invalid_tool_call is the agent's answer to a call it could not parse (agent.engine.agent).
+ENGINE_ERROR_CODES = (
+    "unknown_tool",
+    "invalid_arguments",
+    "repeated_call",
+    "tool_unavailable",
+    "tool_timeout",
+    "tool_error",
+    "invalid_tool_call",
+)
+
+
 def error(code: str, message: str) -> dict:
+    """A failed call's result; code is one of ENGINE_ERROR_CODES."""
     return {"error": {"code": code, "message": message}}
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..engine.agent import Agent, AgentConfig, Event, GroundedArguments
 from ..engine.generation import Generator
+from ..engine.internals_check import InternalsCheck
 from .dose_check import DoseCheck
 from .interaction_check import InteractionCheck
 from .prompts import SYSTEM_PROMPT, demo_examples, no_answer, tool_context
@@ -32,6 +33,7 @@ def pharmacist_agent(
     interaction_check: bool = True,
     verdict_check: bool = True,
     suggestion_check: bool = True,
+    internals_check: bool = True,
     grounded_names: bool = True,
     whole_names: bool = True,
     names_only: bool = True,
@@ -41,21 +43,22 @@ def pharmacist_agent(
     tool_schemas: dict[str, dict] | None = None,
 ) -> Agent:
     """The pharmacist agent: the pharmacy tools (or `tools`), SYSTEM_PROMPT unless config names one ("" for
-    none), the answer checks (dose, verdict, suggestion, interaction), medicine names grounded in the
+    none), the answer checks (dose, verdict, suggestion, internals, interaction), medicine names grounded in the
     conversation, and a no-answer reply in the patient's language, which every tool result is written in too.
 
-    dose_check, verdict_check, suggestion_check and interaction_check set False study the model alone;
-    grounded_names=False lets calls name what the conversation never wrote; whole_names=False lets a grounded
-    name stop short of a longer name in the drug data; names_only=True (the default) makes a grounded name one
-    of the medicine names the conversation holds (data or reference), when it holds any (not "İstanbul" or
-    "ateş" beside "Coumadin"); False lets it be any span. language ("tr", "en") fixes the language the tools
-    answer in; by default it is read from the patient's messages.
+    dose_check, verdict_check, suggestion_check, internals_check and interaction_check set False study the
+    model alone; grounded_names=False lets calls name what the conversation never wrote; whole_names=False lets
+    a grounded name stop short of a longer name in the drug data; names_only=True (the default) makes a
+    grounded name one of the medicine names the conversation holds (data or reference), when it holds any (not
+    "İstanbul" or "ateş" beside "Coumadin"); False lets it be any span. language ("tr", "en") fixes the
+    language the tools answer in; by default it is read from the patient's messages.
     tool_schemas: the schemas the model was trained on (agent.engine.models.recorded_tools); by default those
     of the repo's adapter (default_tool_schemas), as the tools they name take every older argument.
     """
     if language not in (None, "tr", "en"):
         raise ValueError(f"language must be 'tr', 'en' or None, not {language!r}")
     config = config or AgentConfig()
+    tools = list(tools) if tools is not None else list(PHARMACY_TOOLS)
     if config.system_prompt is None:
         config = replace(config, system_prompt=SYSTEM_PROMPT)
     # names_only needs the reference's substances too: a medicine the data lacks is still a name to copy.
@@ -64,13 +67,15 @@ def pharmacist_agent(
     return Agent(
         model,
         tokenizer,
-        list(tools) if tools is not None else list(PHARMACY_TOOLS),
+        tools,
         config=config,
         generator=generator,
         checks=[
             *([DoseCheck()] if dose_check else []),
             *([VerdictCheck()] if verdict_check else []),
             *([SuggestionCheck()] if suggestion_check else []),
+            # after the checks that put the tools' own answer in place of a wrong one: a leak they let pass
+            *([InternalsCheck(tools, no_answer)] if internals_check else []),
             *([InteractionCheck()] if interaction_check else []),  # last: it adds to what the others let pass
         ],
         constraint=constraint,

@@ -56,21 +56,37 @@ def tool_context(messages: list[dict]) -> dict[str, str | None]:
     return {"language": conversation_language(messages), "patient_text": patient_words(messages)}
 
 
+# What each tool did, in words a patient reads: an answer never names the tools themselves
+# (agent.engine.internals_check).
+TOOL_WORDS = {
+    "search_drug": ("ilaç araması", "a drug search"),
+    "get_drug_info": ("prospektüs bilgisi", "the leaflet"),
+    "check_interactions": ("etkileşim kontrolü", "an interaction check"),
+    "calculate_dose": ("doz hesabı", "a dose calculation"),
+    "find_alternatives": ("muadil araması", "a search for alternatives"),
+    "check_contraindications": ("uygunluk kontrolü", "a suitability check"),
+}
+
+
 def no_answer(messages: list[dict], outcomes: list[tuple[str, bool]], max_steps: int, ran_out: bool) -> str:
     """A plain answer in the patient's language when the model gives none: what was tried, what to do."""
     turkish = conversation_language(messages) == "tr"
-    tried = ", ".join(dict.fromkeys(name for name, _ in outcomes)) or ("hiçbiri" if turkish else "none")
+    done = [
+        TOOL_WORDS[name][0 if turkish else 1] for name in dict.fromkeys(n for n, _ in outcomes) if name in TOOL_WORDS
+    ]
     errors = any(not ok for _, ok in outcomes)
     if turkish:
         within = f" {max_steps} adımda" if ran_out else ""
         return (
-            f"Üzgünüm,{within} kesin bir yanıta ulaşamadım. Kullanılan araçlar: {tried}."
-            + (" Bazı araç çağrıları hata verdi." if errors else "")
+            f"Üzgünüm,{within} kesin bir yanıta ulaşamadım."
+            + (f" Baktıklarım: {', '.join(done)}." if done else "")
+            + (" Bazı sorgular hata verdi." if errors else "")
             + " Lütfen sorunuzu ilaç adıyla daha açık sorun ya da bir eczacıya danışın."
         )
     within = f" within {max_steps} steps" if ran_out else ""
     return (
-        f"Sorry, I could not reach a reliable answer{within}. Tools used: {tried}."
-        + (" Some tool calls failed." if errors else "")
+        f"Sorry, I could not reach a reliable answer{within}."
+        + (f" What I checked: {', '.join(done)}." if done else "")
+        + (" Some lookups failed." if errors else "")
         + " Please ask again naming the drug, or consult a pharmacist."
     )

@@ -1,0 +1,86 @@
+"""The internals check (agent.engine.internals_check): an answer never names a tool, an argument or an error
+code, nor quotes an error message the engine wrote; it is replaced by the agent's plain fallback."""
+
+from __future__ import annotations
+
+import pytest
+from ppsf_helpers import call
+from test_agent import make_agent, tool_results
+
+from agent.engine.internals_check import InternalsCheck, is_identifier
+from agent.pharmacy.prompts import TOOL_WORDS, no_answer
+from agent.pharmacy.suggestion_check import unknown_name_answer
+from agent.pharmacy.tools import PHARMACY_TOOLS
+
+
+def test_identifiers_are_the_names_no_prose_has():
+    assert is_identifier("search_drug") and is_identifier("age_years") and is_identifier("invalid_tool_call")
+    assert not is_identifier("lookup") and not is_identifier("_private") and not is_identifier("drug_")
+    assert not is_identifier("e-mail") and not is_identifier("ilaç_adı")  # not an ASCII code name
+
+
+@pytest.mark.parametrize(
+    ("text", "answer"),
+    [  # what small models wrote after these failures (eval/results/extended_predictions.jsonl)
+        (call("find_warnings", drug="Parol"), "'find_warnings' returned an error code: unknown_tool. Please retry."),
+        (
+            '@TOOL_CALL\n{"name": "lookup", "arguments": {"drug": "Parol"',
+            "'lookup' failed: json parser could not parse region as JSON. Content: ...",
+        ),
+        (call("dose", drug="Parol"), "Please give weight_kg."),
+    ],
+)
+def test_an_answer_repeating_a_failure_is_replaced_by_the_fallback(text, answer):
+    agent, _ = make_agent([text, "@PHARMACIST\n" + answer])
+    result = agent.run("Parol ne işe yarar?")
+    assert "error" in tool_results(result)[0]
+    assert result.message["content"] == (
+        "Üzgünüm, kesin bir yanıta ulaşamadım. Bazı sorgular hata verdi. Lütfen sorunuzu ilaç adıyla daha açık "
+        "sorun ya da bir eczacıya danışın."
+    )
+    assert result.replaced_answer == answer
+    event = next(e for e in agent.events if e["type"] == "internals_check")
+    assert event["replaced"] == answer and event["note"] == InternalsCheck.note
+
+
+def test_a_plan_written_as_the_answer_is_replaced_without_any_failure():
+    plan = "The patient asks about imdur; I should look it up with find_alternatives first."
+    agent, _ = make_agent(["@PHARMACIST\n" + plan], tools=PHARMACY_TOOLS)
+    result = agent.run("what is imdur for?")
+    assert result.message["content"] == "Sorry, I could not reach a reliable answer. Please ask again naming the " \
+        "drug, or consult a pharmacist."  # fmt: skip
+    assert result.replaced_answer == plan
+
+
+def test_the_tools_own_words_pass_and_so_do_the_users():
+    right = unknown_name_answer("nurafin", ["Nurofen"], "en")
+    agent, _ = make_agent([call("search_drug", drug="nurafin"), "@PHARMACIST\n" + right], tools=PHARMACY_TOOLS,
+                          tool_timeout=30.0)  # fmt: skip
+    result = agent.run("what is nurafin for?")
+    assert tool_results(result)[0]["error"]["code"] == "unknown_drug"
+    assert result.message["content"] == right and result.replaced_answer is None
+    echo = "search_drug is the name of a function; I can answer questions about medicines."
+    agent, _ = make_agent(["@PHARMACIST\n" + echo], tools=PHARMACY_TOOLS)
+    assert agent.run("what does search_drug mean?").message["content"] == echo
+
+
+def test_only_an_answer_after_a_failure_is_held_back_and_the_check_can_be_turned_off():
+    check = InternalsCheck(list(PHARMACY_TOOLS), no_answer)
+    failed = [{"role": "user", "content": "x"}, {"role": "tool", "name": "lookup", "content": '{"error": {}}'}]
+    assert check.applies(failed) and not check.applies(failed[:1])
+    answer = "'find_warnings' returned an error code: unknown_tool."
+    agent, _ = make_agent([call("find_warnings", drug="Parol"), "@PHARMACIST\n" + answer], internals_check=False)
+    assert agent.run("Parol?").message["content"] == answer
+
+
+def test_the_fallback_says_what_was_tried_in_words_not_tool_names():
+    assert set(TOOL_WORDS) == {fn.__name__ for fn in PHARMACY_TOOLS}
+    tried = [("search_drug", True), ("calculate_dose", False), ("find_warnings", False)]
+    tr = no_answer([{"role": "user", "content": "Parol dozu nedir?"}], tried, 4, True)
+    assert tr == (
+        "Üzgünüm, 4 adımda kesin bir yanıta ulaşamadım. Baktıklarım: ilaç araması, doz hesabı. Bazı sorgular hata "
+        "verdi. Lütfen sorunuzu ilaç adıyla daha açık sorun ya da bir eczacıya danışın."
+    )
+    en = no_answer([{"role": "user", "content": "What is the dose of Parol?"}], tried, 4, False)
+    assert "What I checked: a drug search, a dose calculation. Some lookups failed." in en
+    assert not InternalsCheck(list(PHARMACY_TOOLS), no_answer).leaks(en, [{"role": "user", "content": "x"}])
