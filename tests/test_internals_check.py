@@ -8,6 +8,7 @@ from ppsf_helpers import call
 from test_agent import make_agent, tool_results
 
 from agent.engine.internals_check import InternalsCheck, is_identifier
+from agent.pharmacy import pharmacist_agent
 from agent.pharmacy.prompts import TOOL_WORDS, no_answer
 from agent.pharmacy.suggestion_check import unknown_name_answer
 from agent.pharmacy.tools import PHARMACY_TOOLS
@@ -84,3 +85,19 @@ def test_the_fallback_says_what_was_tried_in_words_not_tool_names():
     en = no_answer([{"role": "user", "content": "What is the dose of Parol?"}], tried, 4, False)
     assert "What I checked: a drug search, a dose calculation. Some lookups failed." in en
     assert not InternalsCheck(list(PHARMACY_TOOLS), no_answer).leaks(en, [{"role": "user", "content": "x"}])
+
+
+@pytest.mark.slow
+def test_the_base_model_dumping_a_schema_into_its_answer_is_caught():
+    """The real base model (no PPSF adapter, no example), as `python -m agent --adapter none --no-examples`."""
+    from agent.engine.agent import AgentConfig
+    from agent.engine.models import load_model
+
+    events: list[dict] = []
+    model, tokenizer = load_model(None, device="cpu", adapter="none")
+    agent = pharmacist_agent(model, tokenizer, config=AgentConfig(max_new_tokens=256), on_event=events.append)
+    result = agent.run("Could you look up the warnings of Losartan?")
+    event = next(e for e in events if e["type"] == "internals_check")
+    assert "age_years" in event["replaced"] and result.replaced_answer == event["replaced"]
+    assert result.message["content"].startswith("Sorry, I could not reach a reliable answer.")
+    assert not InternalsCheck(list(PHARMACY_TOOLS), no_answer).leaks(result.message["content"], result.messages)
