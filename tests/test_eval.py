@@ -491,6 +491,8 @@ def test_free_text_sets_share_no_question_with_each_other_or_the_templated_set()
         ("test_checks", "test"),
         ("dev_answer_checks", "dev"),
         ("test_answer_checks", "test"),
+        ("dev_internals_check", "dev"),
+        ("test_internals_check", "test"),
     ],
 )
 def test_free_text_summaries_rescore_from_their_predictions(name, cases):
