@@ -226,6 +226,11 @@ def test_a_dose_is_for_the_weight_and_age_the_patient_wrote():
     # Two ages: the model's is kept.
     out = calculate_dose("Parol", 14, age_years=4, patient_text="kızım 3 yaşında 14 kg, oğlum 8 yaşında")
     assert "call_said" not in out and out["age_years"] == 4
+    # A call's weight out of range (another number of the question) is read as written before its range is checked.
+    out = calculate_dose("Parol", 5000, age_years=20, patient_text="Parol dose for a 20 kg child? 5000 mg?")
+    assert out["weight_kg"] == 20 and out["call_said"] == {"weight_kg": 5000}
+    assert calculate_dose("Parol", 5000, age_years=6)["error"]["code"] == "out_of_range"
+    assert calculate_dose("Parol", 500, age_years=5, patient_text="500 kg cocuk")["error"]["code"] == "out_of_range"
 
 
 def test_the_agent_gives_the_tools_the_patients_own_words():

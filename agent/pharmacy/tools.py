@@ -705,10 +705,12 @@ def calculate_dose(
         Dose in mg (and mL for a liquid), interval, daily limits, cap_applied, refer_to_doctor with reasons.
     """
     name = _text(drug, "drug")
-    weight = _number(weight_kg, "weight_kg", 0.0, WEIGHT_MAX_KG, low_open=True)
+    # Its range only once the patient's words are read: "a 20 kg child ... 5000 mg" sent as weight_kg 5000 is 20 kg.
+    weight = _number(weight_kg, "weight_kg", -math.inf, math.inf)
     said: dict[str, Any] = {}
     if patient_text:
         weight, age_years, age_months, said = _as_written(weight, age_years, age_months, patient_text)
+    weight = _number(weight, "weight_kg", 0.0, WEIGHT_MAX_KG, low_open=True)
     age = _age(age_years, age_months)
     if age is None:
         raise ToolError("invalid_input", "give the age: age_years, age_months, or both")
