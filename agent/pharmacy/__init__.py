@@ -11,6 +11,7 @@ from typing import Any
 from ..engine.agent import Agent, AgentConfig, Event, GroundedArguments
 from ..engine.generation import Generator
 from ..engine.internals_check import InternalsCheck
+from .crisis_check import CrisisCheck
 from .dose_check import DoseCheck
 from .interaction_check import InteractionCheck
 from .prompts import SYSTEM_PROMPT, demo_examples, no_answer, tool_context
@@ -34,6 +35,7 @@ def pharmacist_agent(
     verdict_check: bool = True,
     suggestion_check: bool = True,
     internals_check: bool = True,
+    crisis_check: bool = True,
     grounded_names: bool = True,
     whole_names: bool = True,
     names_only: bool = True,
@@ -43,15 +45,15 @@ def pharmacist_agent(
     tool_schemas: dict[str, dict] | None = None,
 ) -> Agent:
     """The pharmacist agent: the pharmacy tools (or `tools`), SYSTEM_PROMPT unless config names one ("" for
-    none), the answer checks (dose, verdict, suggestion, internals, interaction), medicine names grounded in the
-    conversation, and a no-answer reply in the patient's language, which every tool result is written in too.
+    none), the answer checks (dose, verdict, suggestion, internals, interaction, crisis), medicine names grounded
+    in the conversation, and a no-answer reply in the patient's language, which every tool result is written in.
 
-    dose_check, verdict_check, suggestion_check, internals_check and interaction_check set False study the
-    model alone; grounded_names=False lets calls name what the conversation never wrote; whole_names=False lets
-    a grounded name stop short of a longer name in the drug data; names_only=True (the default) makes a
-    grounded name one of the medicine names the conversation holds (data or reference), when it holds any (not
-    "İstanbul" or "ateş" beside "Coumadin"); False lets it be any span. language ("tr", "en") fixes the
-    language the tools answer in; by default it is read from the patient's messages.
+    dose_check, verdict_check, suggestion_check, internals_check, interaction_check and crisis_check set False
+    study the model alone; grounded_names=False lets calls name what the conversation never wrote;
+    whole_names=False lets a grounded name stop short of a longer name in the drug data; names_only=True (the
+    default) makes a grounded name one of the medicine names the conversation holds (data or reference), when
+    it holds any (not "İstanbul" or "ateş" beside "Coumadin"); False lets it be any span. language ("tr", "en")
+    fixes the language the tools answer in; by default it is read from the patient's messages.
     tool_schemas: the schemas the model was trained on (agent.engine.models.recorded_tools); by default those
     of the repo's adapter (default_tool_schemas), as the tools they name take every older argument.
     """
@@ -76,7 +78,8 @@ def pharmacist_agent(
             *([SuggestionCheck()] if suggestion_check else []),
             # after the checks that put the tools' own answer in place of a wrong one: a leak they let pass
             *([InternalsCheck(tools, no_answer)] if internals_check else []),
-            *([InteractionCheck()] if interaction_check else []),  # last: it adds to what the others let pass
+            *([InteractionCheck()] if interaction_check else []),  # it adds to what the others let pass
+            *([CrisisCheck()] if crisis_check else []),  # last: nothing is added after the crisis answer
         ],
         constraint=constraint,
         fallback=no_answer,
