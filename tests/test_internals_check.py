@@ -101,3 +101,19 @@ def test_the_base_model_dumping_a_schema_into_its_answer_is_caught():
     assert "age_years" in event["replaced"] and result.replaced_answer == event["replaced"]
     assert result.message["content"].startswith("Sorry, I could not reach a reliable answer.")
     assert not InternalsCheck(list(PHARMACY_TOOLS), no_answer).leaks(result.message["content"], result.messages)
+
+
+def test_a_leak_after_a_problem_only_the_patient_can_fix_is_replaced_by_it():
+    from agent.pharmacy.tools import calculate_dose
+
+    question = "kızım 150 yaşında 20 kilo, calpol dozu?"
+    leak = "calculate_dose: out_of_range (age_years 150)."
+    agent, _ = make_agent([call("calculate_dose", drug="calpol", weight_kg=20, age_years=150), "@PHARMACIST\n" + leak],
+                          tools=PHARMACY_TOOLS, tool_timeout=30.0)  # fmt: skip
+    result = agent.run(question)
+    told = calculate_dose("calpol", 20, age_years=150, language="tr")["error"]["message"]
+    assert tool_results(result)[0]["error"]["message"] == told
+    assert result.message["content"] == (
+        f"Üzgünüm, kesin bir yanıta ulaşamadım. Baktıklarım: doz hesabı. {told} Lütfen sorunuzu ilaç adıyla daha "
+        "açık sorun ya da bir eczacıya danışın."
+    )

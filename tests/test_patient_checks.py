@@ -294,3 +294,36 @@ def test_nothing_given_is_nothing_checked_not_ok():
     out = check_contraindications("Parol")
     assert out["verdict"] == "unknown" and out["reasons"] == [] and "note" in out
     assert check_contraindications("Parol", age_years=30)["verdict"] == "ok"  # an age checked and fine
+
+
+def test_an_age_the_patient_never_gave_is_asked_for_not_used():
+    # The model wrote age_years 1 for "15 kilo" alone: the age decides the limits, so the patient is asked.
+    out = calculate_dose("calpol", 15, age_years=1, patient_text="calpol dozu nedir 15 kilo", language="tr")
+    assert out["error"] == {
+        "code": "invalid_input",
+        "message": "Doz hesabı için yaş gerekli: lütfen yaşı (yıl ya da ay olarak) yazın.",
+        "for_patient": True,
+    }
+    # Ground for an age: a word of age (also with the number in words), or the number itself.
+    assert "per_dose_mg" in calculate_dose("calpol", 10, age_years=1, patient_text="bir yaşındaki oğlum 10 kilo")
+    assert "per_dose_mg" in calculate_dose("Nurofen", 70, age_years=35, patient_text="I'm 35, 70 kg. Nurofen dose?")
+    # A verdict does not rest on it either: not checked, and the result says what the call had.
+    out = check_contraindications("Aspirin", age_years=20, patient_text="can my son take aspirin?", language="en")
+    assert out["call_said"] == {"age_years": 20} and out == check_contraindications("Aspirin", language="en") | {
+        "call_said": {"age_years": 20}
+    }
+    out = check_contraindications("Aspirin", age_years=8, patient_text="my son is 8, can he take aspirin?")
+    assert "call_said" not in out and out["verdict"] == "avoid"
+
+
+def test_a_weight_or_age_out_of_range_is_told_in_the_patients_words():
+    out = calculate_dose("Parol", 500, age_years=5, language="tr")["error"]
+    assert out["code"] == "out_of_range" and out["for_patient"] is True
+    assert out["message"] == "Kilo 0'dan büyük ve en fazla 300 kg olmalı; verilen: 500 kg. Lütfen kiloyu kontrol edin."
+    out = calculate_dose("Parol", 20, age_years=150, language="en")["error"]
+    assert out["message"] == "The age must be between 0 and 120 years; given: 150. Please check the age."
+    # Without the patient's language (a direct call): the message for a developer, as before.
+    assert calculate_dose("Parol", 500, age_years=5)["error"] == {
+        "code": "out_of_range",
+        "message": "weight_kg must be > 0 and <= 300, got 500",
+    }

@@ -134,3 +134,17 @@ def stated_numbers(text: str) -> dict[str, list[float]]:
     for m in _STATED.finditer(text or ""):
         out[m.lastgroup].append(float(m.group(1).replace(",", ".")))  # type: ignore[index]
     return out
+
+
+# Words that say an age is given ("3 yaşında", "bir yaşındaki", "iki aylık", "two years old", "I'm 35 years").
+_AGE_WORDS = re.compile(r"(?<!\w)(?:yaş\w*|yas\w*|aylık\w*|aylik\w*|years?|yrs?|months?|mos|old|y/o)(?!\w)", re.I)
+_ANY_NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)?")
+
+
+def gives_age(text: str, *values: float | None) -> bool:
+    """Whether text gives ground for an age: a word of age anywhere ("yaşında", "months", "old"), or one of
+    values among its numbers ("I'm 35, 70 kg"). A dose or a verdict must not rest on an age the model made up."""
+    if _AGE_WORDS.search(text or ""):
+        return True
+    numbers = [float(n.replace(",", ".")) for n in _ANY_NUMBER.findall(text or "")]
+    return any(v is not None and any(abs(v - n) < 1e-9 for n in numbers) for v in values)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+from ..engine.checks import current_turn, named_results
 from .text import patient_language
 
 SYSTEM_PROMPT = (
@@ -75,18 +76,27 @@ def no_answer(messages: list[dict], outcomes: list[tuple[str, bool]], max_steps:
         TOOL_WORDS[name][0 if turkish else 1] for name in dict.fromkeys(n for n, _ in outcomes) if name in TOOL_WORDS
     ]
     errors = any(not ok for _, ok in outcomes)
+    # What only the patient can fix (a weight out of range), as the tools wrote it for them.
+    fix = "".join(f" {e['message']}" for e in _for_patient(current_turn(messages)))
     if turkish:
         within = f" {max_steps} adımda" if ran_out else ""
         return (
             f"Üzgünüm,{within} kesin bir yanıta ulaşamadım."
             + (f" Baktıklarım: {', '.join(done)}." if done else "")
-            + (" Bazı sorgular hata verdi." if errors else "")
+            + (" Bazı sorgular hata verdi." if errors and not fix else fix)
             + " Lütfen sorunuzu ilaç adıyla daha açık sorun ya da bir eczacıya danışın."
         )
     within = f" within {max_steps} steps" if ran_out else ""
     return (
         f"Sorry, I could not reach a reliable answer{within}."
         + (f" What I checked: {', '.join(done)}." if done else "")
-        + (" Some lookups failed." if errors else "")
+        + (" Some lookups failed." if errors and not fix else fix)
         + " Please ask again naming the drug, or consult a pharmacist."
     )
+
+
+def _for_patient(turn: list[dict]) -> list[dict]:
+    """The errors of turn's tool results written for the patient (for_patient), each message once."""
+    errors = [r["error"] for _, r in named_results(turn) if isinstance(r.get("error"), dict)]
+    found = [e for e in errors if e.get("for_patient") is True and isinstance(e.get("message"), str)]
+    return list({e["message"]: e for e in found}.values())

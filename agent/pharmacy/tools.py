@@ -42,7 +42,7 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any
 
-from .amounts import stated_numbers
+from .amounts import gives_age, stated_numbers
 from .dosing import Dose, compute_dose, dose_in_ml
 from .drugdb import LIQUID_FORMS, SECTIONS, DrugDataError, DrugDB, Lang, Resolution, Section, Target, load_db
 from .growth import implausible
@@ -169,13 +169,20 @@ _FALSE = frozenset({"false", "no", "hayir", "0", "none", "null"})
 
 
 class ToolError(Exception):
-    """A tool input problem, returned to the caller as {"error": {...}}."""
+    """A tool input problem, returned to the caller as {"error": {...}}.
 
-    def __init__(self, code: str, message: str, **extra: Any) -> None:
+    says: the message in words a patient reads, by language ("tr", "en"), for a problem only the patient can
+    fix (a weight or an age out of range); the tool answers in it when the agent gives the patient's language.
+    The model copies an error's message into its answer, and "weight_kg must be > 0" is no answer."""
+
+    def __init__(self, code: str, message: str, says: dict[str, str] | None = None, **extra: Any) -> None:
         super().__init__(message)
-        self.code, self.message, self.extra = code, message, extra
+        self.code, self.message, self.says, self.extra = code, message, says, extra
 
-    def result(self) -> dict:
+    def result(self, language: str | None = None) -> dict:
+        """The error result; with says and the patient's language, its message is theirs (for_patient: true)."""
+        if self.says and language in self.says:
+            return {"error": {"code": self.code, "message": self.says[language], "for_patient": True, **self.extra}}
         return {"error": {"code": self.code, "message": self.message, **self.extra}}
 
 
@@ -192,7 +199,8 @@ def _tool(fn: Callable[..., dict]) -> Callable[..., dict]:
         try:
             return fn(*bound.args, **bound.kwargs)
         except ToolError as exc:
-            return exc.result()
+            language = bound.arguments.get("language")
+            return exc.result(language if isinstance(language, str) else None)
         except DrugDataError:
             raise  # broken packaged data is a release bug, not bad input: fail loudly
         except Exception:
@@ -242,8 +250,38 @@ def _number(value: Any, field: str, low: float, high: float, *, low_open: bool =
         raise ToolError("invalid_input", f"{field} must be a finite number")
     if x > high or x < low or (low_open and x == low):
         bound = f"> {low:g}" if low_open else f">= {low:g}"
-        raise ToolError("out_of_range", f"{field} must be {bound} and <= {high:g}, got {x:g}")
+        says = {lang: text.format(value=x, high=high) for lang, text in _RANGE_SAYS.get(field, {}).items()}
+        raise ToolError("out_of_range", f"{field} must be {bound} and <= {high:g}, got {x:g}", says or None)
     return x
+
+
+_AGE_NEEDED = {
+    "tr": "Doz hesabı için yaş gerekli: lütfen yaşı (yıl ya da ay olarak) yazın.",
+    "en": "A dose needs the age: please give the age (in years or months).",
+}
+# What a patient reads when the number they gave (or the model copied) is out of range.
+_RANGE_SAYS = {
+    "weight_kg": {
+        "tr": "Kilo 0'dan büyük ve en fazla {high:g} kg olmalı; verilen: {value:g} kg. Lütfen kiloyu kontrol edin.",
+        "en": "The weight must be more than 0 and at most {high:g} kg; given: {value:g} kg. Please check the weight.",
+    },
+    "age_years": {
+        "tr": "Yaş 0 ile {high:g} arasında olmalı; verilen: {value:g}. Lütfen yaşı kontrol edin.",
+        "en": "The age must be between 0 and {high:g} years; given: {value:g}. Please check the age.",
+    },
+    "age_months": {
+        "tr": "Ay olarak yaş 0 ile {high:g} arasında olmalı; verilen: {value:g}. Lütfen yaşı kontrol edin.",
+        "en": "The age in months must be between 0 and {high:g}; given: {value:g}. Please check the age.",
+    },
+}
+
+
+def _maybe_number(value: Any) -> float | None:
+    """value as a number when it reads as one (for comparing with the patient's numbers), else None."""
+    try:
+        return _number(value, "value", -math.inf, math.inf)
+    except ToolError:
+        return None
 
 
 def _age(years: Any, months: Any) -> float | None:
@@ -257,7 +295,8 @@ def _age(years: Any, months: Any) -> float | None:
     if months is not None:
         age += _number(months, "age_months", 0.0, AGE_MAX_YEARS * 12) / 12
     if age > AGE_MAX_YEARS:
-        raise ToolError("out_of_range", f"the age must be <= {AGE_MAX_YEARS:g} years, got {age:g}")
+        says = {lang: text.format(value=age, high=AGE_MAX_YEARS) for lang, text in _RANGE_SAYS["age_years"].items()}
+        raise ToolError("out_of_range", f"the age must be <= {AGE_MAX_YEARS:g} years, got {age:g}", says)
     return round(age, 4)
 
 
@@ -711,9 +750,12 @@ def calculate_dose(
     if patient_text:
         weight, age_years, age_months, said = _as_written(weight, age_years, age_months, patient_text)
     weight = _number(weight, "weight_kg", 0.0, WEIGHT_MAX_KG, low_open=True)
+    if patient_text and not gives_age(patient_text, _maybe_number(age_years), _maybe_number(age_months)):
+        # "calpol dozu nedir 15 kilo" was called with age_years 1: the age decides the limits, so it is asked.
+        raise ToolError("invalid_input", "the patient gives no age: ask for it", _AGE_NEEDED)
     age = _age(age_years, age_months)
     if age is None:
-        raise ToolError("invalid_input", "give the age: age_years, age_months, or both")
+        raise ToolError("invalid_input", "give the age: age_years, age_months, or both", _AGE_NEEDED)
     db = load_db()
     target, lang, corrected = _find(db, name, exact=True)
     lang = _language(language) or lang
@@ -896,7 +938,7 @@ def check_contraindications(
     is_breastfeeding = _flag(breastfeeding, "breastfeeding")
     # A small model sets pregnant for a question about a father's warfarin and answers "avoid": a flag the
     # patient's words give no ground for is not checked, and the result says what the call said.
-    said: dict[str, bool] = {}
+    said: dict[str, Any] = {}
     if patient_text:
         stated = stated_states(patient_text)
         said = {
@@ -908,6 +950,10 @@ def check_contraindications(
             is_pregnant and "pregnant" in stated,
             is_breastfeeding and "breastfeeding" in stated,
         )
+    if patient_text and not gives_age(patient_text, _maybe_number(age_years), _maybe_number(age_months)):
+        # An age the patient never gave is not checked, as pregnancy above: the result says what the call had.
+        said |= {f"age_{u}": v for u, v in (("years", age_years), ("months", age_months)) if v is not None}
+        age_years = age_months = None
     age = _age(age_years, age_months)
     texts = [] if conditions is None else _text_list(conditions, "conditions", 0, MAX_CONDITIONS, _CONDITION_PUNCT)
     db = load_db()
