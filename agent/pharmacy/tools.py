@@ -19,6 +19,9 @@ Every tool returns a small JSON-serialisable dict and never raises on bad input.
   it is never answered as another one.
 - ``internal_error``: an unexpected failure (a bug); the details are logged, not returned.
 
+A problem only the patient can fix (a weight or an age out of range, no age given) comes with a message in the
+patient's words and ``"for_patient": true`` when ``language`` is given.
+
 A name read through typo tolerance is answered (search_drug, get_drug_info, find_alternatives) with
 ``query`` (what was written) and ``read_as`` (the medicine it was read as), so the answer can say so.
 
