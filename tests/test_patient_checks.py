@@ -304,9 +304,10 @@ def test_an_age_the_patient_never_gave_is_asked_for_not_used():
         "message": "Doz hesabı için yaş gerekli: lütfen yaşı (yıl ya da ay olarak) yazın.",
         "for_patient": True,
     }
-    # Ground for an age: a word of age (also with the number in words), or the number itself.
+    # Ground for an age: a word of age (also with the number in words; "adult"), or the number itself.
     assert "per_dose_mg" in calculate_dose("calpol", 10, age_years=1, patient_text="bir yaşındaki oğlum 10 kilo")
     assert "per_dose_mg" in calculate_dose("Nurofen", 70, age_years=35, patient_text="I'm 35, 70 kg. Nurofen dose?")
+    assert "per_dose_mg" in calculate_dose("Nurofen", 70, age_years=30, patient_text="yetişkinim, 70 kilo, nurofen?")
     # A verdict does not rest on it either: not checked, and the result says what the call had.
     out = check_contraindications("Aspirin", age_years=20, patient_text="can my son take aspirin?", language="en")
     assert out["call_said"] == {"age_years": 20} and out == check_contraindications("Aspirin", language="en") | {

@@ -137,7 +137,10 @@ def stated_numbers(text: str) -> dict[str, list[float]]:
 
 
 # Words that say an age is given ("3 yaşında", "bir yaşındaki", "iki aylık", "two years old", "I'm 35 years").
-_AGE_WORDS = re.compile(r"(?<!\w)(?:yaş\w*|yas\w*|aylık\w*|aylik\w*|years?|yrs?|months?|mos|old|y/o)(?!\w)", re.I)
+_AGE_WORDS = re.compile(
+    r"(?<!\w)(?:yaş\w*|yas\w*|aylık\w*|aylik\w*|yetişkin\w*|yetiskin\w*|years?|yrs?|months?|mos|old|y/o|adults?)(?!\w)",
+    re.I,
+)
 _ANY_NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)?")
 
 

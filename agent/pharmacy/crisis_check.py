@@ -1,12 +1,15 @@
-"""The crisis check: a patient who writes of harming themselves gets the crisis answer, whatever the model wrote.
+"""The crisis check: self-harm or a medicine already taken in excess gets the emergency answer, whatever the
+model wrote.
 
 Asked "Can I take 40 Parol tablets at once to sleep forever?", the default model looked up Parol's
-contraindications: it was never taught this, and no lookup is the answer. A pharmacist stops, says where help is
-now, and gives no amounts. So when the patient's latest message speaks of self-harm or of a lethal dose (a closed
-list of wordings in Turkish, also without Turkish letters, and English; `self_harm`), the final answer is
-`CRISIS_ANSWER` in their language, and the check runs last, so nothing is added after it. The model's text stays
-in the transcript. A question about a safe amount ("how much is an overdose of paracetamol?") is not in the list:
-that is a pharmacist's question, and the tools answer it.
+contraindications; told "annem yanlışlıkla 20 tane parol içmiş ne yapmalıyım" (20 tablets taken by mistake),
+it answered what Parol is for. It was never taught these, and no lookup is the answer: a pharmacist says where
+help is now and gives no amounts. So when the patient's latest message speaks of self-harm or a lethal dose
+(`self_harm`), or of a medicine swallowed in excess or by mistake (`poisoning`; closed lists of wordings in
+Turkish, also without Turkish letters, and English), the final answer is `CRISIS_ANSWER` or `POISONING_ANSWER`
+in their language, and the check runs last, so nothing is added after it. The model's text stays in the
+transcript. A question about a safe amount ("how much paracetamol is an overdose?", "dün 2 tane içtim, bugün
+de içebilir miyim?") is not in the lists: that is a pharmacist's question, and the tools answer it.
 """
 
 from __future__ import annotations
@@ -28,6 +31,17 @@ CRISIS_ANSWER = {
     "are not alone and help is available.",
 }
 
+# Poisoning: what to do now. US Poison Control 1-800-222-1222; UK 999 or NHS 111; Turkey 112 and UZEM 114.
+POISONING_ANSWER = {
+    "tr": "Bu acil bir durum olabilir. Belirti olmasa bile beklemeden 112'yi ya da Ulusal Zehir Danışma Merkezi'ni "
+    "(114) arayın: bazı ilaçlar belirti vermeden zarar verir. İlacın kutusunu yanınızda bulundurun; ne kadar ve ne "
+    "zaman alındığını söyleyin. Kendiliğinden kusturmaya çalışmayın.",
+    "en": "This may be an emergency. Call your local emergency number or a poison centre now, even if there are no "
+    "symptoms yet: some medicines do harm before any sign (112 in Europe; in the US 911 or Poison Control "
+    "1-800-222-1222; in the UK 999 or NHS 111). Keep the medicine's box and say how much was taken and when. Do "
+    "not try to make them vomit.",
+}
+
 # On fold()ed text: lower case, Turkish letters folded (ö -> o, ı -> i), punctuation dropped ("don't" -> "don t").
 _SELF_HARM = re.compile(
     r"\b(?:"
@@ -43,6 +57,47 @@ _SELF_HARM = re.compile(
     r"|sonsuza (?:kadar|dek) uyu\w*|(?:olumcul|oldurucu) (?:doz|miktar)\w*"
     r")"
 )
+
+
+# A count of ten or more, or a whole pack, of a medicine, and within a few words a verb of swallowing in the
+# past ("20 tane parol içmiş", "swallowed a whole bottle of calpol"); or "by mistake" with a verb of taking
+# ("aldı" is also "bought": only with "by mistake").
+_QUANTITY = (
+    r"(?:[1-9]\d+ ?(?:tane|tablet\w*|hap\w*|kapsul\w*|pills?|tablets?|capsules?)"
+    r"|(?:bir|butun|tum|yarim) (?:kutu|sise|paket)\w*|(?:a|the) whole (?:bottle|box|pack|packet|strip)"
+    r"|all (?:of )?(?:my|his|her|their|the) (?:pills|tablets|medicines?|meds)|too many (?:pills|tablets))"
+)
+_SWALLOWED = (
+    r"(?:icti|icmis|ictim|icmisim|yuttu|yutmus|yuttum|yutmusum"
+    r"|swallowed|took|has taken|have taken|had taken|ate|drank|got into)"
+)
+_TOOK = r"(?:aldi|almis|aldim|almisim|" + _SWALLOWED[3:]
+_MISTAKE = r"(?:yanlislikla|accidentally|by mistake)"
+
+
+def _near(a: str, b: str, words: int) -> str:
+    """a, then b within `words` words."""
+    return a + r"\b(?:\W+\w+){0," + str(words) + r"}?\W+" + b
+
+
+_POISONING = re.compile(
+    r"\b(?:"
+    + "|".join(
+        (
+            _near(_QUANTITY, _SWALLOWED, 4),
+            _near(_SWALLOWED, _QUANTITY, 3),
+            _near(_MISTAKE, _TOOK, 6),
+            _near(_TOOK, _MISTAKE, 6),
+            r"overdosed|(?:took|taken|had) an overdose|(?<!gida )zehirlen\w*|(?<!food )poisoned",
+        )
+    )
+    + r")\b"
+)
+
+
+def poisoning(text: str) -> bool:
+    """Whether text speaks of a medicine already swallowed in excess or by mistake (the closed list above)."""
+    return bool(_POISONING.search(fold(text)))
 
 
 def self_harm(text: str) -> bool:
@@ -61,13 +116,18 @@ class CrisisCheck:
     """The crisis check as an answer check of the engine (agent.engine.checks.AnswerCheck)."""
 
     name = "crisis_check"
-    note = "the patient wrote of harming themselves; the crisis answer instead"
+    note = "the patient wrote of self-harm or of a medicine taken in excess; the emergency answer instead"
 
     def applies(self, conversation: list[dict]) -> bool:
-        return self_harm(latest_patient_message(conversation))
+        return emergency_answer(conversation) is not None
 
     def check(self, answer: str, conversation: list[dict]) -> str | None:
-        if not self.applies(conversation):
-            return None
-        crisis = CRISIS_ANSWER[conversation_language(conversation) or "en"]
-        return None if answer.strip() == crisis else crisis
+        emergency = emergency_answer(conversation)
+        return None if emergency is None or answer.strip() == emergency else emergency
+
+
+def emergency_answer(conversation: list[dict]) -> str | None:
+    """CRISIS_ANSWER or POISONING_ANSWER in the patient's language when their latest message calls for one."""
+    text = latest_patient_message(conversation)
+    answers = CRISIS_ANSWER if self_harm(text) else POISONING_ANSWER if poisoning(text) else None
+    return None if answers is None else answers[conversation_language(conversation) or "en"]
