@@ -493,6 +493,7 @@ def test_free_text_sets_share_no_question_with_each_other_or_the_templated_set()
         ("test_answer_checks", "test"),
         ("dev_internals_check", "dev"),
         ("test_internals_check", "test"),
+        ("dev_patient_words", "dev"),
     ],
 )
 def test_free_text_summaries_rescore_from_their_predictions(name, cases):
