@@ -67,11 +67,12 @@ _QUANTITY = (
     r"|(?:bir|butun|tum|yarim) (?:kutu|sise|paket)\w*|(?:a|the) whole (?:bottle|box|pack|packet|strip)"
     r"|all (?:of )?(?:my|his|her|their|the) (?:pills|tablets|medicines?|meds)|too many (?:pills|tablets))"
 )
-_SWALLOWED = (
-    r"(?:icti|icmis|ictim|icmisim|yuttu|yutmus|yuttum|yutmusum"
-    r"|swallowed|took|has taken|have taken|had taken|ate|drank|got into)"
+_SWALLOWED_WORDS = (
+    r"icti|icmis|ictim|icmisim|yuttu|yutmus|yuttum|yutmusum|swallowed|took|has taken|have taken|had taken|ate"
+    r"|drank|got into"
 )
-_TOOK = r"(?:aldi|almis|aldim|almisim|" + _SWALLOWED[3:]
+_SWALLOWED = rf"(?:{_SWALLOWED_WORDS})"
+_TOOK = rf"(?:aldi|almis|aldim|almisim|{_SWALLOWED_WORDS})"
 _MISTAKE = r"(?:yanlislikla|accidentally|by mistake)"
 
 
@@ -106,6 +107,7 @@ def self_harm(text: str) -> bool:
 
 
 def latest_patient_message(conversation: list[dict]) -> str:
+    """The text of the last user message ("" when there is none)."""
     return next(
         (m["content"] for m in reversed(conversation) if m.get("role") == "user" and isinstance(m.get("content"), str)),
         "",
