@@ -494,6 +494,7 @@ def test_free_text_sets_share_no_question_with_each_other_or_the_templated_set()
         ("dev_internals_check", "dev"),
         ("test_internals_check", "test"),
         ("dev_patient_words", "dev"),
+        ("test_patient_words", "test"),
     ],
 )
 def test_free_text_summaries_rescore_from_their_predictions(name, cases):
