@@ -460,3 +460,18 @@ def test_results_stay_small():
         assert len(json.dumps(find_alternatives(name), ensure_ascii=False)) < 1000
         result = check_contraindications(name, True, True, 70, ["astım", "böbrek yetmezliği"])
         assert len(json.dumps(result, ensure_ascii=False)) < 3000
+
+
+def test_alcohol_among_the_medicines_is_answered_with_each_ones_verdict_for_it():
+    # "parol ile alkol": not an unknown medicine with "Calpol" suggested for it, but Parol's alcohol rule.
+    out = check_interactions(["parol", "alkol"], language="tr")
+    assert "unknown" not in out and out["pairs"] == []
+    rule = check_contraindications("Parol", conditions=["alkol"], language="tr")
+    reasons = [r["text"] for r in rule["reasons"]]
+    assert out["conditions"] == [{"drug": "Parol", "condition": "alkol", "verdict": "caution", "reasons": reasons}]
+    out = check_interactions(["Metronidazole", "wine", "Coumadin"], language="en")
+    verdicts = {(c["drug"], c["verdict"]) for c in out["conditions"]}
+    assert verdicts == {("Metronidazole", "avoid"), ("Coumadin", "caution")}
+    assert out["pairs"][0]["drugs"] == ["Metronidazole", "Coumadin"]  # the medicines are still checked together
+    # A word that is neither stays unknown, and "biraz" (a little) is no beer.
+    assert check_interactions(["parol", "biraz"], language="tr")["unknown"][0]["name"] == "biraz"

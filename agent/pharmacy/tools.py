@@ -581,12 +581,41 @@ def check_interactions(drugs: list[str], language: Lang | None = None) -> dict:
             pairs += found
     pairs.sort(key=lambda p: SEVERITY_RANK.get(p["severity"], len(SEVERITY_RANK)))
     out: dict[str, Any] = {"pairs": pairs, "duplicates": duplicates}
-    unknown = [_unchecked(db, name, r, lang) for name, r in zip(names, results, strict=True) if _is_unchecked(r)]
+    # "parol ile alkol": a name that is no medicine but a condition of the data (alcohol) is answered with each
+    # medicine's verdict for it (check_contraindications' rules), not as unknown with medicines suggested for it.
+    conditions = {n: db.match_conditions(n) for n, r in zip(names, results, strict=True) if r.status != "found"}
+    if with_conditions := [
+        verdict
+        for condition, found in conditions.items()
+        if found
+        for name, _ in resolved
+        if (verdict := _condition_verdict(name, condition, lang)) is not None
+    ]:
+        out["conditions"] = with_conditions
+    unknown = [
+        _unchecked(db, name, r, lang)
+        for name, r in zip(names, results, strict=True)
+        if _is_unchecked(r) and not conditions.get(name)
+    ]
     if unknown:
         out["unknown"] = unknown
         out["warning"] = _UNCHECKED_WARNING[lang]
     out["disclaimer"] = DISCLAIMER[lang]
     return out
+
+
+def _condition_verdict(name: str, condition: str, lang: Lang) -> dict | None:
+    """A medicine's verdict for a condition written among check_interactions' names ("alkol"), by
+    check_contraindications' rules; None when it cannot say."""
+    result = check_contraindications(name, conditions=[condition], language=lang)
+    if "error" in result:
+        return None
+    return {
+        "drug": name,
+        "condition": condition,
+        "verdict": result["verdict"],
+        "reasons": [r["text"] for r in result.get("reasons", [])],
+    }
 
 
 def _is_unchecked(res: Resolution) -> bool:
