@@ -342,7 +342,7 @@ def test_a_dose_above_the_tools_maximum_is_replaced_by_the_tools_figures(tmp_pat
 
 def test_any_mg_amount_after_a_referral_is_replaced_by_the_reasons():
     agent, _ = dose_agent("@PHARMACIST\nParol: günde en fazla 2 mg.", 3, 0.2)
-    result = agent.run("3 kg bebek Parol dozu?")
+    result = agent.run("3 kg, 2 aylık bebek Parol dozu?")  # with no age written the tool asks for one
     dose = tool_results(result)[0]
     assert dose["refer_to_doctor"] is True
     assert result.message["content"].startswith("Parol: burada doz verilemez.")
