@@ -468,12 +468,13 @@ class DrugDB:
         self._cond_keys = sorted(syns, key=len, reverse=True)
         self._cond_patterns = patterns
 
-    def match_conditions(self, text: str) -> list[str]:
-        """Condition ids named in free text (Turkish or English) and not negated; [] when none is recognised."""
-        present, _ = self.read_conditions(text)
+    def match_conditions(self, text: str, *, fuzzy: bool = True) -> list[str]:
+        """Condition ids named in free text (Turkish or English) and not negated; [] when none is recognised.
+        fuzzy=False: only names and patterns of the data, no near spelling."""
+        present, _ = self.read_conditions(text, fuzzy=fuzzy)
         return present
 
-    def read_conditions(self, text: str) -> tuple[list[str], list[str]]:
+    def read_conditions(self, text: str, *, fuzzy: bool = True) -> tuple[list[str], list[str]]:
         """(present, negated) condition ids in free text: "astımım yok" and "no kidney disease" are negated."""
         key = fold(text)
         if key in self._cond_syns:
@@ -484,7 +485,7 @@ class DrugDB:
             found = self._conditions_in(clause)
             negative = bool(_NEGATION.search(clause)) and not _UNSURE.search(clause)
             (negated if negative else present).extend(c for c in found if c not in present + negated)
-        if present or negated:
+        if present or negated or not fuzzy:
             return present, negated
         hit = process.extractOne(key, self._cond_keys, scorer=fuzz.ratio, score_cutoff=85)
         return ([self._cond_syns[hit[0]]] if hit else []), []

@@ -583,7 +583,10 @@ def check_interactions(drugs: list[str], language: Lang | None = None) -> dict:
     out: dict[str, Any] = {"pairs": pairs, "duplicates": duplicates}
     # "parol ile alkol": a name that is no medicine but a condition of the data (alcohol) is answered with each
     # medicine's verdict for it (check_contraindications' rules), not as unknown with medicines suggested for it.
-    conditions = {n: db.match_conditions(n) for n, r in zip(names, results, strict=True) if r.status != "found"}
+    # Only a name nothing else reads (not a medicine, a substance or a typo of one), and only as the data writes it.
+    conditions = {
+        n: db.match_conditions(n, fuzzy=False) for n, r in zip(names, results, strict=True) if r.status == "unknown"
+    }
     if with_conditions := [
         verdict
         for condition, found in conditions.items()
