@@ -148,3 +148,22 @@ def test_the_default_model_gives_the_emergency_answers():
         result = agent.run(question)
         assert result.message["content"] == answer
         assert result.replaced_answer is not None and result.replaced_answer != answer  # the model's own
+
+
+@pytest.mark.parametrize(
+    ("text", "answer"),
+    [
+        ("intihar", CRISIS_ANSWER["tr"]),
+        ("olmek istiyorum", CRISIS_ANSWER["tr"]),
+        ("sleep forever", CRISIS_ANSWER["en"]),
+        ("20 tablet yuttu", POISONING_ANSWER["tr"]),
+        ("overdosed", POISONING_ANSWER["en"]),
+    ],
+)
+def test_a_message_too_short_to_show_a_language_is_answered_in_that_of_its_wording(text, answer):
+    from agent.pharmacy.crisis_check import emergency_answer
+    from agent.pharmacy.prompts import conversation_language
+
+    conversation = [{"role": "user", "content": text}]
+    assert conversation_language(conversation) is None
+    assert emergency_answer(conversation) == answer

@@ -44,18 +44,17 @@ POISONING_ANSWER = {
 
 # On fold()ed text: lower case, Turkish letters folded (ö -> o, ı -> i), punctuation dropped ("don't" -> "don t").
 _SELF_HARM = re.compile(
-    r"\b(?:"
-    # English
+    r"\b(?:(?P<en>"
     r"(?:kill|harm) (?:myself|my self)|suicid\w*|end (?:my (?:own )?life|it all)|take my (?:own )?life"
     r"|(?:want|wanna|going|gonna|plan|planning|ready) to die|how (?:many|much)\b.{0,40}\bto die"
     r"|better off dead|no reason to live"
     r"|don ?t want to (?:live|be alive|wake up)|(?:sleep|go to sleep) (?:forever|and never wake)|never wake up"
     r"|(?:lethal|fatal|deadly) (?:dose|amount)"
-    # Turkish, with or without Turkish letters
-    r"|intihar\w*|kendimi (?:oldur|asmak|asaca|asar)\w*|kendime zarar\w*|olmek (?:ist|icin)\w*|olmeyi \w+|olsem"
+    r")|(?P<tr>"  # Turkish, with or without Turkish letters
+    r"intihar\w*|kendimi (?:oldur|asmak|asaca|asar)\w*|kendime zarar\w*|olmek (?:ist|icin)\w*|olmeyi \w+|olsem"
     r"|hayatima son|canima kiy\w*|yasamak istemi\w*|(?:bir daha|hic) uyanmamak|uyanmamak icin"
     r"|sonsuza (?:kadar|dek) uyu\w*|(?:olumcul|oldurucu) (?:doz|miktar)\w*"
-    r")"
+    r"))"
 )
 
 
@@ -128,8 +127,22 @@ class CrisisCheck:
         return None if emergency is None or answer.strip() == emergency else emergency
 
 
+# Turkish words of the poisoning wordings: the language of a message too short to show one ("intihar",
+# "olmek istiyorum" without Turkish letters) is that of the wording that matched.
+_TURKISH_WORDING = re.compile(
+    r"\b(?:icti|icmis|ictim|icmisim|yuttu|yutmus|yuttum|yutmusum|aldi|almis|aldim|almisim|yanlislikla|tane"
+    r"|kutu\w*|sise\w*|paket\w*|hap\w*|kapsul\w*|zehirlen\w*)\b"
+)
+
+
 def emergency_answer(conversation: list[dict]) -> str | None:
-    """CRISIS_ANSWER or POISONING_ANSWER in the patient's language when their latest message calls for one."""
-    text = latest_patient_message(conversation)
-    answers = CRISIS_ANSWER if self_harm(text) else POISONING_ANSWER if poisoning(text) else None
-    return None if answers is None else answers[conversation_language(conversation) or "en"]
+    """CRISIS_ANSWER or POISONING_ANSWER in the patient's language when their latest message calls for one
+    (in the language of the wording that matched when their messages show none)."""
+    text = fold(latest_patient_message(conversation))
+    if harm := _SELF_HARM.search(text):
+        answers, wording = CRISIS_ANSWER, "tr" if harm.lastgroup == "tr" else "en"
+    elif taken := _POISONING.search(text):
+        answers, wording = POISONING_ANSWER, "tr" if _TURKISH_WORDING.search(taken.group(0)) else "en"
+    else:
+        return None
+    return answers[conversation_language(conversation) or wording]
