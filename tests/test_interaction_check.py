@@ -88,14 +88,13 @@ def test_the_agent_adds_the_warning_and_keeps_the_models_text(tmp_path):
         "content": content,
         "note": InteractionCheck.note,
     }
-    # Nothing the model said is taken back: it streams as written, and the warning follows it.
-    streamed = "".join(e["text"] for e in agent.events if e["type"] == "text" and e["field"] == "content")
-    assert streamed.strip() == model_text and content.startswith(streamed.strip())
+    # Nothing the model said is taken back: the warning follows it (prose is shown once checked, not streamed).
+    assert not [e for e in agent.events if e["type"] == "text"]
     lines = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     assert any(x.get("replaced") == model_text for x in lines)
 
 
-def test_a_right_answer_streams_and_the_check_can_be_turned_off():
+def test_a_right_answer_passes_and_the_check_can_be_turned_off():
     said = "Coumadin + Aspirin: kontrendike (contraindicated) etkileşim."
     texts = [call("check_interactions", drugs=["coumadin", "aspirin"]), "@PHARMACIST\n" + said]
     agent, _ = make_agent(texts, tools=PHARMACY_TOOLS, tool_timeout=30.0)

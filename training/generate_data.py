@@ -31,12 +31,23 @@ from phrasings import MORE_ROUNDS, OPENERS, SECTION_SYNONYMS, TRAIN_ONLY_TEMPLAT
 
 from agent.engine.toolbox import tool_schema
 from agent.pharmacy import SYSTEM_PROMPT as DEFAULT_SYSTEM_PROMPT
+from agent.pharmacy.answers import (  # the phrasebook: the agent's answers are worded the same way
+    GREETING_ANSWER,
+    OFFTOPIC_ANSWER,
+    REFUSAL_ANSWER,
+    SECTION_WORDS,
+    THANKS_ANSWER,
+    alternatives_answer,
+    contra_answer,
+    dose_answer,
+    error_answer,
+    interaction_answer,
+    search_answer,
+    section_answer,
+)
 from agent.pharmacy.drugdb import load_db
-from agent.pharmacy.interaction_check import SEVERITY_WORDS as SEVERITY  # how answers write a severity
-from agent.pharmacy.suggestion_check import unknown_name_answer  # how answers word a name not found
 from agent.pharmacy.text import fold
 from agent.pharmacy.tools import PHARMACY_TOOLS
-from agent.pharmacy.verdict_check import VERDICT_WORDS as VERDICT  # how answers write a verdict
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -69,17 +80,6 @@ EVAL_INGREDIENTS = frozenset(
 EVAL_BRANDS = frozenset({"minoset", "panadol", "dolven", "motrin"})
 DOSE_INGREDIENTS = ("paracetamol", "ibuprofen")
 
-SECTION_WORDS = {
-    "indications": ("endikasyonları", "indications"),
-    "dosage": ("kullanım dozu", "dosage"),
-    "contraindications": ("kontrendikasyonları", "contraindications"),
-    "warnings": ("uyarıları", "warnings"),
-    "side_effects": ("yan etkileri", "side effects"),
-    "interactions": ("etkileşimleri", "interactions"),
-    "pregnancy": ("gebelikte kullanımı", "use in pregnancy"),
-    "pediatric": ("çocuklarda kullanımı", "use in children"),
-    "overdose": ("doz aşımı", "overdose"),
-}
 CONDITIONS = {
     "tr": [
         "astım",
@@ -496,30 +496,6 @@ TEMPLATES: dict[str, dict[str, list[str]]] = {
     },
 }
 
-# Casing / typo noise applied to questions (training and evaluation alike; the drug name is copied as typed).
-ANSWER = {
-    "usage": {"tr": "{drug} ({ing}): {usage}.", "en": "{drug} ({ing}): {usage}."},
-    "ingredient": {"tr": "{drug} etken maddesi: {ing}. {usage}.", "en": "{drug} contains {ing}. {usage}."},
-}
-GREETING_ANSWER = {
-    "tr": "Merhaba! Ben eczacı asistanıyım. İlaçların kullanımı, dozu, etkileşimleri ve yan etkileri hakkında "
-    "sorabilirsiniz.",
-    "en": "Hello! I am a pharmacist assistant. Ask me about a medicine's use, dose, interactions or side effects.",
-}
-THANKS_ANSWER = {
-    "tr": "Rica ederim, geçmiş olsun. Başka bir sorunuz olursa yazabilirsiniz.",
-    "en": "You're welcome. If you have another question about a medicine, just ask.",
-}
-OFFTOPIC_ANSWER = {
-    "tr": "Üzgünüm, yalnızca ilaçlar ve eczacılıkla ilgili sorularda yardımcı olabilirim.",
-    "en": "Sorry, I can only help with questions about medicines and pharmacy.",
-}
-REFUSAL_ANSWER = {
-    "tr": "Bu isteğe yardımcı olamam. İlaçları yalnızca hekim ve eczacı önerisiyle, güvenli şekilde "
-    "kullanın. Acil bir durumdaysanız 112'yi arayın.",
-    "en": "I can't help with that. Use medicines only as a doctor or pharmacist advises. If you are in "
-    "danger, call your local emergency number.",
-}
 REFERENCES = {
     "tr": [
         (
@@ -712,177 +688,6 @@ def call(name: str, **arguments: Any) -> tuple[str, dict, dict]:
     return name, arguments, TOOLS_BY_NAME[name](**arguments, language=_patient_lang)
 
 
-def _err_answer(result: dict, lang: str, asked: str) -> tuple[str, list[str]]:
-    """The answer to a tool error: unknown / ambiguous name, or bad numbers."""
-    err = result["error"]
-    code = err["code"]
-    if code == "unknown_drug":
-        sugg = err.get("suggestions") or []
-        missing = "bulunamadı" if lang == "tr" else "not found"
-        return unknown_name_answer(asked, sugg, lang), [sugg[0] if sugg else missing]
-    if code == "not_in_database":
-        if lang == "tr":
-            return (
-                f"'{asked}' bu veritabanının kapsamadığı bir ilaç; yerine başka bir ilaç için yanıt vermem. "
-                "Lütfen hekiminize veya eczacınıza danışın.",
-                ["kapsamadığı"],
-            )
-        return (
-            f"'{asked}' is a medicine this database does not cover, so I will not answer for another one. "
-            "Please ask your doctor or pharmacist.",
-            ["does not cover"],
-        )
-    if code == "ambiguous_drug":
-        opts = ", ".join(f"{m['drug']} ({m['active_ingredient']})" for m in err["matches"])
-        first = err["matches"][0]["drug"]
-        if lang == "tr":
-            return f"'{asked}' birden fazla ilaçla eşleşiyor: {opts}. Hangisini kastettiniz?", [first]
-        return f"'{asked}' matches several medicines: {opts}. Which one do you mean?", [first]
-    if code == "out_of_range":
-        if lang == "tr":
-            return f"Doz hesaplanamadı: {err['message']}. Lütfen kilo ve yaşı kontrol edin.", ["hesaplanamadı"]
-        return f"I could not calculate a dose: {err['message']}. Please check the weight and age.", ["could not"]
-    if lang == "tr":
-        return f"Bu bilgiyle sorgu yapılamadı ({err['message']}). Lütfen sorunuzu ilaç adıyla tekrar yazın.", []
-    return f"I could not look that up ({err['message']}). Please ask again naming the medicine.", []
-
-
-def search_answer(result: dict, lang: str, asked: str, ingredient_first: bool = False) -> tuple[str, list[str]]:
-    if "error" in result:
-        return _err_answer(result, lang, asked)
-    if "matches" in result:
-        opts = ", ".join(f"{m['drug']} ({m['active_ingredient']})" for m in result["matches"])
-        first = result["matches"][0]["drug"]
-        if lang == "tr":
-            return f"'{asked}' birden fazla ilaçla eşleşiyor: {opts}. Hangisini kastettiniz?", [first]
-        return f"'{asked}' matches several medicines: {opts}. Which one do you mean?", [first]
-    usage = (
-        result["usage"] if ("usage_tr" in result) == (lang == "en") else result.get(f"usage_{lang}", result["usage"])
-    )
-    drug, ing = result["drug"], result["active_ingredient"]
-    if ingredient_first:
-        text = ANSWER["ingredient"][lang].format(drug=drug, ing=ing, usage=usage)
-        mention = [ing]
-    else:
-        text = ANSWER["usage"][lang].format(drug=drug, ing=ing, usage=usage)
-        mention = [usage]
-    if result.get("high_risk"):
-        text += (
-            " Yüksek riskli bir ilaçtır; yalnızca hekim kontrolünde kullanın."
-            if lang == "tr"
-            else (" It is a high-risk medicine: use it only under medical supervision.")
-        )
-    if result.get("status") == "Rx":
-        text += " Reçeteli bir ilaçtır." if lang == "tr" else " It is a prescription medicine."
-    return text, mention
-
-
-def _first_clause(text: str, limit: int = 40) -> str:
-    """A short, unambiguous prefix of a result text (cut at a word boundary), used as must_mention."""
-    if len(text) <= limit:
-        return text.rstrip(".")
-    cut = text[:limit].rsplit(" ", 1)[0]
-    return cut.rstrip(",;:(")
-
-
-def section_answer(result: dict, lang: str, asked: str, section: str) -> tuple[str, list[str]]:
-    if "error" in result:
-        return _err_answer(result, lang, asked)
-    word = SECTION_WORDS[section][0 if lang == "tr" else 1]
-    if "text" in result:
-        body, first = result["text"], result["text"]
-    else:
-        body = " ".join(f"{t['ingredient']}: {t['text']}" for t in result["texts"])
-        first = result["texts"][0]["text"]
-    note = f" {result['note']}" if result.get("note") else ""
-    if lang == "tr":
-        return f"{result['drug']} ({result['active_ingredient']}) {word}: {body}{note}", [_first_clause(first)]
-    return f"{result['drug']} ({result['active_ingredient']}) {word}: {body}{note}", [_first_clause(first)]
-
-
-def interaction_answer(result: dict, lang: str) -> tuple[str, list[str]]:
-    if "error" in result:
-        return _err_answer(result, lang, "")
-    parts, mention = [], []
-    for pair in result["pairs"][:2]:
-        a, b = pair["drugs"]
-        if pair["severity"] is None:
-            parts.append(f"{a} + {b}: {pair['description']}.")
-            mention.append(pair["description"])
-        else:
-            sev = SEVERITY[lang][pair["severity"]]
-            label = "etkileşim" if lang == "tr" else "interaction"
-            parts.append(f"{a} + {b}: {sev} {label}. {pair['description']} {pair['management']}")
-            mention.append(pair["severity"])
-    for dup in result["duplicates"][:1]:
-        a, b = dup["drugs"]
-        parts.append(f"{a} + {b}: {dup['ingredient']}. {dup['warning']}")
-        mention.append(dup["ingredient"])
-    if result.get("unknown"):
-        names = ", ".join(u["name"] for u in result["unknown"])
-        parts.append(f"{names}: {result['warning']}")
-    return " ".join(parts), mention[:1]
-
-
-def dose_answer(result: dict, lang: str, asked: str) -> tuple[str, list[str]]:
-    if "error" in result:
-        return _err_answer(result, lang, asked)
-    drug = result["drug"]
-    if result["refer_to_doctor"]:
-        reasons = " ".join(result["reasons"])
-        if lang == "tr":
-            return f"{drug} için doz hesaplayamıyorum: {reasons} Lütfen hekime danışın.", [
-                _first_clause(result["reasons"][0])
-            ]
-        return f"I can't give a {drug} dose: {reasons} Please ask a doctor.", [_first_clause(result["reasons"][0])]
-    mg, every, times, daily = (
-        result["per_dose_mg"],
-        result["interval_hours"],
-        result["max_doses_per_day"],
-        result["max_daily_mg"],
-    )
-    ml = ""
-    if "per_dose_ml" in result:
-        ml = f" ({result['per_dose_ml']:g} mL, {result['liquid_strength']})"
-    cap = ""
-    if result["cap_applied"]:
-        cap = " Doz üst sınıra göre sınırlandı." if lang == "tr" else " The dose was capped at the label's limit."
-    if lang == "tr":
-        text = (
-            f"{drug}: tek doz {mg} mg{ml}, {every:g} saatte bir, günde en fazla {times} kez "
-            f"(günlük en fazla {daily} mg).{cap} {result['disclaimer']}"
-        )
-    else:
-        text = (
-            f"{drug}: {mg} mg per dose{ml}, every {every:g} hours, at most {times} times a day "
-            f"(no more than {daily} mg a day).{cap} {result['disclaimer']}"
-        )
-    return text, [f"{mg} mg"]
-
-
-def alternatives_answer(result: dict, lang: str, asked: str) -> tuple[str, list[str]]:
-    if "error" in result:
-        return _err_answer(result, lang, asked)
-    alts = result["alternatives"]
-    drug, ing = result["drug"], result["active_ingredient"]
-    if not alts:
-        return f"{drug} ({ing}): {result['note']}", [_first_clause(result["note"])]
-    brands = ", ".join(a["brand"] for a in alts[:5])
-    if lang == "tr":
-        return f"{drug} ({ing}) ile aynı etken maddeyi içerenler: {brands}. {result['note']}", [alts[0]["brand"]]
-    return f"Same active ingredient as {drug} ({ing}): {brands}. {result['note']}", [alts[0]["brand"]]
-
-
-def contra_answer(result: dict, lang: str, asked: str) -> tuple[str, list[str]]:
-    if "error" in result:
-        return _err_answer(result, lang, asked)
-    verdict = VERDICT[lang][result["verdict"]]
-    reasons = " ".join(r["text"] for r in result["reasons"][:2]) or result.get("note", "")
-    if lang == "tr":
-        return f"{result['drug']} ({result['active_ingredient']}): {verdict}. {reasons}", [result["verdict"]]
-    return f"{result['drug']} ({result['active_ingredient']}): {verdict}. {reasons}", [result["verdict"]]
-
-
 THOUGHTS = {
     "tr": "Hasta {d} hakkında soruyor; önce {t} aracıyla bakmalıyım.",
     "en": "The patient asks about {d}; I should look it up with {t} first.",
@@ -964,7 +769,7 @@ class Generator:
         intent = self.rng.choice(["usage", "ingredient", "alternatives"])
         tool = "find_alternatives" if intent == "alternatives" else "search_drug"
         c = call(tool, drug=name)
-        text, mention = _err_answer(c[2], lang, name) if "error" in c[2] else search_answer(c[2], lang, name)
+        text, mention = error_answer(c[2], lang, name) if "error" in c[2] else search_answer(c[2], lang, name)
         return Exchange(self.user(self.q(intent, lang, d=name)), [[c]], text, "unknown_drug", lang, mention)
 
     def ambiguous(self, lang: str) -> Exchange:

@@ -1,7 +1,13 @@
 """The PPSF agent loop: render (agent mode), generate, parse, run tools, feed results back, repeat.
 
-Domain-free: tools, answer checks (agent.engine.checks), the name constraint and the fallback answer are
-plugged in; agent.pharmacy.pharmacist_agent wires the pharmacy's.
+Domain-free: tools, triage rules (agent.engine.triage, consulted before anything runs), a renderer that may
+write the answer from the tools' results, answer checks (agent.engine.checks), the name constraint and the
+fallback answer are plugged in; agent.pharmacy.pharmacist_agent wires the pharmacy's.
+
+Who speaks: the model decides (a tool call, or an answer). With a renderer, when the model opens its answer
+block after tool results the renderer covers, decoding stops at the marker and the renderer writes the
+answer; the model writes only answers no tool result covers. Model prose is never streamed: it is shown once
+the checks have passed it.
 """
 
 from __future__ import annotations
@@ -21,11 +27,15 @@ from .grounding import GroundedNames, conversation_texts
 from .toolbox import Toolbox
 from .toolbox import error as error_result
 from .transcript import Transcript
+from .triage import Triage
 
 Event = dict[str, Any]
 Outcome = tuple[str, bool]  # (tool name, succeeded) of a call
 # What to answer when the model gives no answer: (messages, outcomes, max_steps, ran_out) -> text.
 Fallback = Callable[[list[dict], list[Outcome], int, bool], str]
+# The answer to the current turn written from its tool results, or None when they are not all covered.
+Renderer = Callable[[list[dict]], str | None]
+ANSWER_MARKER = "@PHARMACIST"
 
 
 @dataclass(frozen=True)
@@ -119,6 +129,7 @@ class AgentResult:
     messages: list[dict]  # the whole transcript, OpenAI-style
     stats: RunStats
     replaced_answer: str | None = None  # the model's answer, when an answer check replaced it (engine.checks)
+    answered_by: str = "model"  # "model", "tools" (the renderer), or the name of the triage rule that answered
 
 
 def _without(messages: list[dict], start: int, count: int) -> list[dict]:
@@ -152,6 +163,8 @@ class Agent:
         on_event: Callable[[Event], None] | None = None,
         tool_context: Callable[[list[dict]], dict[str, Any]] | None = None,
         tool_schemas: dict[str, dict] | None = None,
+        triage: list[Triage] | tuple[Triage, ...] = (),
+        renderer: Renderer | None = None,
     ) -> None:
         self.config = config or AgentConfig()
         self.tokenizer = tokenizer
@@ -164,6 +177,9 @@ class Agent:
         # and model is then unused and may be None.
         self.generator: Generator = generator if generator is not None else CachedGenerator(model, tokenizer)
         self.checks = list(checks)
+        self.triage = list(triage)
+        # None: the model writes every answer.
+        self.renderer = renderer
         # Applied only by a generator that decodes here (a remote backend's sampler is not ours).
         self.constraint = constraint
         self.fallback = fallback
@@ -185,9 +201,11 @@ class Agent:
     # ---- public API ----
     def run(self, question_or_messages: str | list[dict]) -> AgentResult:
         """Answer a question (or continue a conversation) and return the final message, transcript, stats."""
+        log = Transcript(self.config.transcript, uuid.uuid4().hex[:12])
+        if (triaged := self._triage(self._start(question_or_messages), log)) is not None:
+            return triaged
         messages, head, prompt = self._first_prompt(question_or_messages)
         shown = len(self.examples)
-        log = Transcript(self.config.transcript, uuid.uuid4().hex[:12])
         if self.examples:
             log.write("examples", messages=self.examples)
         for message in _without(messages, head, shown):
@@ -195,15 +213,24 @@ class Agent:
         self.toolbox.new_run()
         stats = RunStats()
         outcomes: list[Outcome] = []
+        answered_by = "model"
         for step in range(1, self.max_steps + 1):
             if step > 1:
                 prompt = self.render(messages)
                 if not self._fits(prompt):
                     break  # the tool results filled the context: answer from what is known
-            result, parsed = self._generate(prompt, _without(messages, head, shown))
+            rendered = self.renderer(_without(messages, head, shown)) if self.renderer else None
+            result, parsed = self._generate(
+                prompt, _without(messages, head, shown), answer_written=rendered is not None
+            )
             calls = parsed.get("tool_calls") or []
             stats.steps.append(self._step_stats(step, result, len(calls)))
             assistant = self._assistant_message(parsed, step)
+            if rendered is not None and not calls and "parse_error" not in assistant:
+                # The model chose to answer; the tools' results say it (the model's text, if any, is kept).
+                if (assistant.get("content") or "").strip():
+                    log.write("model_answer", content=assistant["content"])
+                assistant["content"], answered_by = rendered, "tools"
             if not calls and "parse_error" not in assistant and not (assistant.get("content") or "").strip():
                 # An empty reply is no answer: say so rather than show the patient nothing.
                 assistant["content"] = self.fallback(messages, outcomes, self.max_steps, False)
@@ -218,20 +245,52 @@ class Agent:
                 replaced = self._check_answer(messages, _without(messages, head, shown), log)
                 log.write("stats", stats=stats.to_dict())
                 self._emit({"type": "final", "message": messages[-1], "stats": stats.to_dict()})
-                return AgentResult(messages[-1], _without(messages, head, shown), stats, replaced)
+                return AgentResult(messages[-1], _without(messages, head, shown), stats, replaced, answered_by)
             context = self.tool_context(_without(messages, head, shown)) if self.tool_context else None
             for call, checked in zip(assistant["tool_calls"], calls, strict=True):  # in order
-                output = self.toolbox.call(checked["name"], checked["arguments"], context)
+                refused = self._refused(_without(messages, head, shown), checked["name"], checked["arguments"])
+                if refused is not None:
+                    output = error_result("refused_call", refused)
+                else:
+                    output = self.toolbox.call(checked["name"], checked["arguments"], context)
                 fn = call["function"]
                 self._append_tool_result(messages, log, fn["name"], call["id"], output, outcomes)
             log.write("step", stats=asdict(stats.steps[-1]))
-        final = self._final_answer(messages, outcomes, stats, _without(messages, head, shown))
+        rendered = self.renderer(_without(messages, head, shown)) if self.renderer else None
+        if rendered is not None:  # out of steps: what the tools found is the answer
+            final, answered_by = {"role": "assistant", "content": rendered}, "tools"
+        else:
+            final = self._final_answer(messages, outcomes, stats, _without(messages, head, shown))
         messages.append(final)
         log.write("message", message=final)
         replaced = self._check_answer(messages, _without(messages, head, shown), log)
         log.write("stats", stats=stats.to_dict())
         self._emit({"type": "final", "message": messages[-1], "stats": stats.to_dict()})
-        return AgentResult(messages[-1], _without(messages, head, shown), stats, replaced)
+        return AgentResult(messages[-1], _without(messages, head, shown), stats, replaced, answered_by)
+
+    def _triage(self, conversation: list[dict], log: Transcript) -> AgentResult | None:
+        """The first triage rule's answer to the conversation, before any generation or tool; None: none."""
+        for rule in self.triage:
+            answer = rule.answer(conversation)
+            if answer is None:
+                continue
+            for message in conversation:
+                log.write("message", message=message)
+            final = {"role": "assistant", "content": answer}
+            log.write(rule.name, note=rule.note, message=final)
+            self._emit({"type": rule.name, "rule": rule.name, "action": "answer", "note": rule.note})
+            stats = RunStats()
+            log.write("stats", stats=stats.to_dict())
+            self._emit({"type": "final", "message": final, "stats": stats.to_dict()})
+            return AgentResult(final, [*conversation, final], stats, None, rule.name)
+        return None
+
+    def _refused(self, conversation: list[dict], tool: str, arguments: dict) -> str | None:
+        for rule in self.triage:
+            if (reason := rule.refuses(conversation, tool, arguments)) is not None:
+                self._emit({"type": rule.name, "rule": rule.name, "action": "refuse", "note": reason, "tool": tool})
+                return reason
+        return None
 
     def next_message(self, question_or_messages: str | list[dict]) -> dict:
         """The model's next assistant message for a conversation, one generation step, no tool run: its calls
@@ -318,16 +377,18 @@ class Agent:
             f"reads at most {limit:,} including the {self.max_new_tokens} of its answer: shorten the question."
         )
 
-    def _generate(self, prompt: str, shown: list[dict]) -> tuple[GenerationResult, dict]:
+    def _generate(self, prompt: str, shown: list[dict], answer_written: bool = False) -> tuple[GenerationResult, dict]:
         """Generate one step, streaming parser events; returns the raw result and the parsed message.
 
         The parsed message's tool_calls are checked (agent.engine.calls) as [{"name", "arguments"}]; a reply the
         parser cannot read, or whose calls cannot run, comes back as {"invalid": text, "error": why}.
-        shown: the conversation without the demonstration turns (where grounded names may come from)."""
+        shown: the conversation without the demonstration turns (where grounded names may come from).
+        answer_written: the renderer writes this turn's answer, so decoding stops where the model opens it."""
         parser = self.tokenizer.get_response_parser(self.response_template, prefix=prompt, tools=self.toolbox.schemas)
         broken: list[str] = []
-        # An answer a check may replace is shown only once it has passed (see run()).
-        hold = any(check.applies(shown) for check in self.checks)
+        # Prose is never streamed: text before a tool call of the same reply is never checked, and an answer
+        # is shown only once the checks have passed it (see run()).
+        hold = True
 
         def on_text(piece: str) -> None:
             if broken:
@@ -346,6 +407,8 @@ class Agent:
         extra = {}
         if self.constraint is not None and getattr(self.generator, "accepts_constraint", False):
             extra["constraint"] = self.constraint(self.tokenizer, shown)
+        if answer_written and getattr(self.generator, "accepts_stop_blocks", False):
+            extra["stop_blocks"] = (ANSWER_MARKER,)
         result = self.generator.generate(
             prompt,
             max_new_tokens=self.max_new_tokens,
@@ -447,7 +510,7 @@ class Agent:
 
     def _emit_parser_events(self, events: list[dict], hold_content: bool = False) -> None:
         for event in events:
-            if event["type"] == "region_chunk" and hold_content and event["field"] == "content":
+            if event["type"] == "region_chunk" and hold_content and event["field"] in ("content", "reasoning_content"):
                 continue
             if event["type"] == "region_chunk" and event["field"] in ("content", "reasoning_content"):
                 self._emit({"type": "text", "field": event["field"], "text": event["text"]})

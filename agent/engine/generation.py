@@ -27,7 +27,7 @@ _MAX_MARKER_LINE = 64  # longer lines are kept only as far as needed to recognis
 class Stop:
     """Why generation must stop, and where: the returned text is text[:cut]."""
 
-    reason: str  # "tool_call" | "foreign_block" | "next_turn"
+    reason: str  # "tool_call" | "foreign_block" | "next_turn" | "answer_block"
     cut: int
 
 
@@ -64,9 +64,12 @@ class StopDetector:
     brace.
     """
 
-    def __init__(self, prompt: str = "") -> None:
+    def __init__(self, prompt: str = "", stop_blocks: tuple[str, ...] = ()) -> None:
         """prompt: the text the generated text continues; a last line that opens an own block (the
-        generation prompt's "@PHARMACIST") counts as that block, so a second one is the next turn."""
+        generation prompt's "@PHARMACIST") counts as that block, so a second one is the next turn.
+        stop_blocks: own markers to stop at as soon as their line is recognised ("answer_block", cut before
+        the line): the model has decided to answer, and someone else writes the answer."""
+        self.stop_blocks = tuple(stop_blocks)
         self.text = ""
         self.stop: Stop | None = None
         self._line_start = 0  # index in text where the current line starts
@@ -171,6 +174,8 @@ class StopDetector:
             if kind == "own":
                 (marker,) = [m for m in OWN_MARKERS if m.startswith(self._line) or self._line.startswith(m)]
                 rank = _OWN_ORDER[marker]
+                if marker in self.stop_blocks:
+                    return Stop("answer_block", self._before_line())
                 if rank < self._last_own or (rank == self._last_own and marker not in _REPEATABLE):
                     return Stop("next_turn", self._before_line())
                 self._last_own = rank
@@ -246,9 +251,11 @@ class Generator(Protocol):
 
     generate() continues prompt until EOS, max_new_tokens, the end of the turn's tool calls or a foreign
     block, calling on_text with the text as it becomes final; accepts_constraint says whether it applies a
-    token constraint (keyword `constraint`), which only a generator that decodes here can do."""
+    token constraint (keyword `constraint`), which only a generator that decodes here can do;
+    accepts_stop_blocks whether it takes `stop_blocks` (own markers to stop at: the agent writes that block)."""
 
     accepts_constraint: ClassVar[bool]
+    accepts_stop_blocks: ClassVar[bool]
     context_length: int | None  # prompt + answer tokens the model attends to; None: unknown
 
     def reset(self) -> None: ...
@@ -357,6 +364,7 @@ class CachedGenerator:
     """
 
     accepts_constraint: ClassVar[bool] = True
+    accepts_stop_blocks: ClassVar[bool] = True
     max_prefixes: ClassVar[int] = 4  # prefix snapshots kept (least recently used dropped first)
     draft_tokens: int = 6  # prompt-lookup draft length when greedy; 0: one token per forward pass
     lookup_ngram: int = LOOKUP_NGRAM  # ids that must repeat before a draft is proposed
@@ -514,8 +522,10 @@ class CachedGenerator:
         on_text: Callable[[str], None] | None = None,
         next_text: str | None = None,
         constraint: GroundedNames | None = None,
+        stop_blocks: tuple[str, ...] = (),
     ) -> GenerationResult:
-        """Continue prompt until EOS, max_new_tokens, the end of the turn's tool calls or a foreign block.
+        """Continue prompt until EOS, max_new_tokens, the end of the turn's tool calls or a foreign block
+        (or one of stop_blocks, StopDetector).
 
         temperature 0 is greedy; otherwise sample with temperature/top_p from a generator seeded with
         seed. on_text receives the text as it becomes final (never a marker being formed); the pieces
@@ -528,7 +538,7 @@ class CachedGenerator:
         choose = self._chooser(temperature, top_p, seed)
         drafting = self.draft_tokens if temperature == 0 else 0  # lookahead changes nothing only when greedy
         try:
-            return self._generate(prompt, max_new_tokens, choose, on_text, next_text, constraint, drafting)
+            return self._generate(prompt, max_new_tokens, choose, on_text, next_text, constraint, drafting, stop_blocks)
         except BaseException:
             self.reset()  # an interrupted forward pass can leave the cache half-updated
             raise
@@ -543,6 +553,7 @@ class CachedGenerator:
         next_text: str | None,
         constraint: GroundedNames | None = None,
         drafting: int = 0,
+        stop_blocks: tuple[str, ...] = (),
     ) -> GenerationResult:
         t0 = time.perf_counter()
         ids = self.encode(prompt, next_text)
@@ -550,7 +561,7 @@ class CachedGenerator:
             raise ValueError("The prompt is empty: there is nothing to continue")
         cached = self._reuse(ids)
         logits = self._prefill(ids, cached)
-        decoder, detector = IncrementalDecoder(self.tokenizer), StopDetector(prompt)
+        decoder, detector = IncrementalDecoder(self.tokenizer), StopDetector(prompt, stop_blocks)
         boundaries = [(0, 0)]  # (ids committed, text length) after each piece: maps a cut back to ids
         generated: list[int] = []
         streamed, stop, reason, t_first, probes = 0, None, "max_new_tokens", 0.0, 0

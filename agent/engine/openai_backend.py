@@ -99,6 +99,7 @@ class OpenAIGenerator:
     """
 
     accepts_constraint: ClassVar[bool] = False  # the server samples: no token constraint reaches it
+    accepts_stop_blocks: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -193,8 +194,10 @@ class OpenAIGenerator:
         seed: int | None = None,
         on_text: Callable[[str], None] | None = None,
         next_text: str | None = None,
+        stop_blocks: tuple[str, ...] = (),
     ) -> GenerationResult:
-        """Continue prompt until EOS, max_new_tokens, a closed tool call or a foreign block (as CachedGenerator).
+        """Continue prompt until EOS, max_new_tokens, a closed tool call or a foreign block, or one of
+        stop_blocks (as CachedGenerator).
 
         on_text receives the text as it becomes final; the pieces concatenate to result.text. next_text is
         used with token_prompt; otherwise the server tokenizes the prompt text itself.
@@ -222,7 +225,7 @@ class OpenAIGenerator:
             params["extra_body"] = self.extra_body
         t0 = time.perf_counter()
         stream = self._request(lambda: self.client.completions.create(**params))
-        detector, streamed = StopDetector(prompt), 0
+        detector, streamed = StopDetector(prompt, stop_blocks), 0
         budget = _TokenBudget(self.tokenizer, max_new_tokens)
         finish, usage, t_first, events = None, None, 0.0, 0
 

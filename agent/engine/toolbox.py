@@ -90,6 +90,7 @@ ENGINE_ERROR_CODES = (
     "tool_timeout",
     "tool_error",
     "invalid_tool_call",
+    "refused_call",
 )
 
 

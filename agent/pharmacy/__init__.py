@@ -11,13 +11,16 @@ from typing import Any
 from ..engine.agent import Agent, AgentConfig, Event, GroundedArguments
 from ..engine.generation import Generator
 from ..engine.internals_check import InternalsCheck
-from .crisis_check import CrisisCheck
+from .answers import render_turn
 from .dose_check import DoseCheck
 from .interaction_check import InteractionCheck
-from .prompts import SYSTEM_PROMPT, demo_examples, no_answer, tool_context
+from .prompts import SYSTEM_PROMPT, conversation_language, demo_examples, no_answer, tool_context
 from .suggestion_check import SuggestionCheck
 from .tools import PHARMACY_TOOLS, is_known_name, is_medicine_name
+from .triage import AmountsAfterIntent, EmergencyTriage
 from .verdict_check import VerdictCheck
+
+ANSWERS = ("tools", "model")
 
 # The tool arguments that name medicines: copied from the conversation while decoding (agent.engine.grounding).
 DRUG_ARGUMENTS = ("drug", "drugs")
@@ -35,7 +38,8 @@ def pharmacist_agent(
     verdict_check: bool = True,
     suggestion_check: bool = True,
     internals_check: bool = True,
-    crisis_check: bool = True,
+    triage: bool = True,
+    answers: str = "tools",
     grounded_names: bool = True,
     whole_names: bool = True,
     names_only: bool = True,
@@ -45,10 +49,13 @@ def pharmacist_agent(
     tool_schemas: dict[str, dict] | None = None,
 ) -> Agent:
     """The pharmacist agent: the pharmacy tools (or `tools`), SYSTEM_PROMPT unless config names one ("" for
-    none), the answer checks (dose, verdict, suggestion, internals, interaction, crisis), medicine names grounded
-    in the conversation, and a no-answer reply in the patient's language, which every tool result is written in.
+    none), emergency triage before anything runs, answers written from the tools' results (answers="tools", the
+    phrasebook agent.pharmacy.answers; "model": the model writes them, for a larger model), the answer checks
+    (dose, verdict, suggestion, internals, interaction, amounts after an emergency), medicine names grounded in
+    the conversation, and a no-answer reply in the patient's language, which every tool result is written in.
 
-    dose_check, verdict_check, suggestion_check, internals_check, interaction_check and crisis_check set False
+    triage=False turns the emergency triage and its amounts rule off (to study the model alone; never for
+    patients); dose_check, verdict_check, suggestion_check, internals_check and interaction_check set False
     study the model alone; grounded_names=False lets calls name what the conversation never wrote;
     whole_names=False lets a grounded name stop short of a longer name in the drug data; names_only=True (the
     default) makes a grounded name one of the medicine names the conversation holds (data or reference), when
@@ -59,6 +66,8 @@ def pharmacist_agent(
     """
     if language not in (None, "tr", "en"):
         raise ValueError(f"language must be 'tr', 'en' or None, not {language!r}")
+    if answers not in ANSWERS:
+        raise ValueError(f"answers must be one of {ANSWERS}, not {answers!r}")
     config = config or AgentConfig()
     tools = list(tools) if tools is not None else list(PHARMACY_TOOLS)
     if config.system_prompt is None:
@@ -79,8 +88,10 @@ def pharmacist_agent(
             # after the checks that put the tools' own answer in place of a wrong one: a leak they let pass
             *([InternalsCheck(tools, no_answer)] if internals_check else []),
             *([InteractionCheck()] if interaction_check else []),  # it adds to what the others let pass
-            *([CrisisCheck()] if crisis_check else []),  # last: nothing is added after the crisis answer
+            *([AmountsAfterIntent()] if triage else []),  # last: nothing is added after the emergency answer
         ],
+        triage=[EmergencyTriage()] if triage else [],
+        renderer=_renderer(language) if answers == "tools" else None,
         constraint=constraint,
         fallback=no_answer,
         examples=examples,
@@ -90,6 +101,15 @@ def pharmacist_agent(
         else (lambda messages: tool_context(messages) | {"language": language}),
         tool_schemas=tool_schemas if tool_schemas is not None else default_tool_schemas(),
     )
+
+
+def _renderer(language: str | None) -> Callable[[list[dict]], str | None]:
+    """The phrasebook as the engine's renderer, in the patient's language (or the one the agent was given)."""
+
+    def render(messages: list[dict]) -> str | None:
+        return render_turn(messages, language or conversation_language(messages) or "en")
+
+    return render
 
 
 @functools.cache  # read once: the web app builds an agent for every turn (Toolbox copies what it shows)
@@ -105,6 +125,7 @@ def default_tool_schemas() -> dict[str, dict] | None:
 
 
 __all__ = [
+    "ANSWERS",
     "DRUG_ARGUMENTS",
     "PHARMACY_TOOLS",
     "SYSTEM_PROMPT",

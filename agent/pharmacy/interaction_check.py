@@ -15,21 +15,12 @@ import functools
 import re
 from itertools import combinations
 
+from .answers import SEVERITY_WORDS
 from .drugdb import load_db
 from .prompts import conversation_language
 from .text import fold, turkish_stems
 from .tools import check_interactions
 
-# How each severity is written in an answer (the training answers use these words too).
-SEVERITY_WORDS = {
-    "tr": {
-        "contraindicated": "kontrendike (contraindicated)",
-        "major": "ciddi (major)",
-        "moderate": "orta (moderate)",
-        "minor": "hafif (minor)",
-    },
-    "en": {"contraindicated": "contraindicated", "major": "major", "moderate": "moderate", "minor": "minor"},
-}
 SERIOUS = ("contraindicated", "major")
 _INTERACTION = {"tr": "etkileşim", "en": "interaction"}
 _HEAD = {"tr": "Önemli, yazdığınız ilaçlar birlikte:", "en": "Important, the medicines you mention together:"}

@@ -13,26 +13,12 @@ import json
 import re
 
 from ..engine.checks import current_turn
+from .answers import unknown_name_answer
 from .prompts import conversation_language
 from .text import fold
 
 # "Did you mean: A, B?" as written in either language, up to its question mark or the end of the line.
 _OFFER = re.compile(r"(?:şunu mu demek istediniz|sunu mu demek istediniz|did you mean)\s*:?\s*([^?\n]*)", re.IGNORECASE)
-
-
-def unknown_name_answer(asked: str, suggestions: list[str], lang: str) -> str:
-    """The answer to a name the tools did not find: the name, and their suggestions or a request to check it."""
-    if lang == "tr":
-        text = f"'{asked}' ilaç veritabanında bulunamadı."
-        return text + (
-            f" Şunu mu demek istediniz: {', '.join(suggestions)}?"
-            if suggestions
-            else " Lütfen ilacın adını kontrol edin."
-        )
-    text = f"'{asked}' was not found in the drug database."
-    return text + (
-        f" Did you mean: {', '.join(suggestions)}?" if suggestions else " Please check the name of the medicine."
-    )
 
 
 def unknown_names(turn: list[dict]) -> list[tuple[str, list[str]]]:

@@ -13,19 +13,10 @@ import json
 import re
 
 from ..engine.checks import current_turn, tool_results
+from .answers import VERDICT_WORDS
 from .text import fold_case
 from .tools import result_language
 
-# How each verdict is written in an answer (the training answers use these words too).
-VERDICT_WORDS = {
-    "tr": {
-        "ok": "uygun (ok)",
-        "caution": "dikkatli kullanılmalı (caution)",
-        "avoid": "kullanılmamalı (avoid)",
-        "unknown": "belirsiz (unknown)",
-    },
-    "en": {"ok": "ok", "caution": "caution", "avoid": "avoid", "unknown": "unknown"},
-}
 # The words that state a verdict, on fold_case text. English ones only as the answer's verdict slot
 # (": ok", "(ok)"), since "ok" and "avoid" are also plain English; "uygun değil" is no "uygun".
 _STATED = {

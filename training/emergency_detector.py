@@ -1,0 +1,211 @@
+"""Train the emergency detector (agent/pharmacy/emergency.py) and report it on the dev set (--test: the
+frozen test set, reported once, never used for a choice).
+
+    python training/emergency_detector.py            # train, choose on dev, write the weights, print dev figures
+    python training/emergency_detector.py --test     # the same, and print the frozen test set's figures
+
+Data: training/emergency/*.jsonl (patient-written wordings; helpers who had not seen the detector wrote them),
+eval/emergency_dev.jsonl for every choice (L2, epochs, the threshold), eval/emergency_test.jsonl frozen by hash
+(tests/test_emergency.py). A case is {"id", "text" | "messages", "label", "lang"}; a conversation's label holds
+at its last message, and an intent stated earlier holds for the rest of it, so a conversation is read as
+its user messages together (and each alone, for the turn that states it).
+The threshold is the highest emergency score at which the dev set's recall is at least TARGET_RECALL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from agent.pharmacy.emergency import BUCKETS, LABELS, LANGUAGES, WEIGHTS, EmergencyDetector, features  # noqa: E402
+
+TRAIN = sorted((ROOT / "training" / "emergency").glob("*.jsonl"))
+DEV = ROOT / "eval" / "emergency_dev.jsonl"
+TEST = ROOT / "eval" / "emergency_test.jsonl"
+TARGET_RECALL = 0.98
+GRID = [(l2, epochs) for l2 in (1e-5, 1e-4, 1e-3) for epochs in (60, 150)]
+
+
+def read_cases(path: Path) -> list[dict]:
+    cases = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        case = json.loads(line)
+        if case.get("label") not in LABELS:
+            raise ValueError(f"{path}:{n}: label must be one of {LABELS}, got {case.get('label')!r}")
+        if not isinstance(case.get("text"), str) and not isinstance(case.get("messages"), list):
+            raise ValueError(f"{path}:{n}: a case needs a 'text' string or a 'messages' list")
+        cases.append(case)
+    return cases
+
+
+def user_texts(case: dict) -> list[str]:
+    if isinstance(case.get("text"), str):
+        return [case["text"]]
+    return [m["content"] for m in case["messages"] if m.get("role") == "user" and isinstance(m.get("content"), str)]
+
+
+def examples(cases: list[dict]) -> list[tuple[str, int, int]]:
+    """(text, label index, language index) to learn from: a conversation as its user messages together, and
+    each of its messages alone when nothing in it is an emergency."""
+    out = []
+    for case in cases:
+        texts, label = user_texts(case), LABELS.index(case["label"])
+        lang = LANGUAGES.index(case["lang"]) if case.get("lang") in LANGUAGES else 0
+        out.append(("\n".join(texts), label, lang))
+        if len(texts) > 1 and label == 0:
+            out += [(t, 0, lang) for t in texts]
+    return out
+
+
+def train(rows: list[tuple[str, int, int]], l2: float, epochs: int, seed: int = 0) -> dict:
+    torch.manual_seed(seed)
+    ids = [torch.tensor(_features(t)) for t, _, _ in rows]
+    offsets = torch.tensor([0, *torch.cumsum(torch.tensor([len(x) for x in ids]), 0)[:-1].tolist()])
+    flat = torch.cat(ids)
+    scale = torch.tensor([1.0 / math.sqrt(max(len(x), 1)) for x in ids])
+    labels = torch.tensor([y for _, y, _ in rows])
+    langs = torch.tensor([g for _, _, g in rows])
+    label_w = torch.nn.EmbeddingBag(BUCKETS, len(LABELS), mode="sum")
+    lang_w = torch.nn.EmbeddingBag(BUCKETS, len(LANGUAGES), mode="sum")
+    for w in (label_w, lang_w):
+        torch.nn.init.zeros_(w.weight)
+    label_b = torch.zeros(len(LABELS), requires_grad=True)
+    lang_b = torch.zeros(len(LANGUAGES), requires_grad=True)
+    params = [label_w.weight, lang_w.weight, label_b, lang_b]
+    opt = torch.optim.Adam(params, lr=0.05)
+    # No class weights: the prior stays the data's (most messages are ordinary), so a message with nothing
+    # the model knows ("x", "4") reads as none; the threshold, chosen on dev, trades recall for false alarms.
+    for _ in range(epochs):
+        opt.zero_grad()
+        label_logits = label_w(flat, offsets) * scale[:, None] + label_b
+        lang_logits = lang_w(flat, offsets) * scale[:, None] + lang_b
+        loss = torch.nn.functional.cross_entropy(label_logits, labels)
+        loss = loss + torch.nn.functional.cross_entropy(lang_logits, langs)
+        loss = loss + l2 * (label_w.weight.pow(2).sum() + lang_w.weight.pow(2).sum())
+        loss.backward()
+        opt.step()
+    return {
+        "label_w": label_w.weight.detach().numpy().copy(),
+        "label_b": label_b.detach().numpy().copy(),
+        "lang_w": lang_w.weight.detach().numpy().copy(),
+        "lang_b": lang_b.detach().numpy().copy(),
+    }
+
+
+@functools.cache
+def _features(text: str) -> tuple[int, ...]:
+    return tuple(features(text))
+
+
+def conversation_score(det: EmergencyDetector, case: dict) -> tuple[float, str, str]:
+    """(emergency score, label, language) of a case as the agent reads a conversation: its latest message,
+    or the strongest of its user messages together (an intent stated earlier holds)."""
+    texts = user_texts(case)
+    readings = [det.read(texts[-1])] + ([det.read("\n".join(texts))] if len(texts) > 1 else [])
+    best = max(readings, key=lambda r: r.score)
+    return best.score, best.label, readings[0].language
+
+
+def figures(det: EmergencyDetector, cases: list[dict]) -> dict:
+    """Recall (emergency or misuse recognised as one), false alarms (an ordinary message taken for one), the
+    class right among the recognised, and the language read right."""
+    hits = alarms = right_class = right_lang = positives = negatives = 0
+    missed, false = [], []
+    for case in cases:
+        _, label, lang = conversation_score(det, case)
+        if case.get("lang") in LANGUAGES:
+            right_lang += lang == case["lang"]
+        if case["label"] == "none":
+            negatives += 1
+            if label != "none":
+                alarms += 1
+                false.append(case["id"])
+        else:
+            positives += 1
+            if label != "none":
+                hits += 1
+                right_class += label == case["label"]
+            else:
+                missed.append(case["id"])
+    return {
+        "cases": len(cases),
+        "recall": round(hits / max(positives, 1), 4),
+        "false_alarms": round(alarms / max(negatives, 1), 4),
+        "class_right": round(right_class / max(hits, 1), 4),
+        "language_right": round(right_lang / max(len(cases), 1), 4),
+        "missed": missed,
+        "false_alarm_ids": false,
+    }
+
+
+def pick_threshold(det: EmergencyDetector, cases: list[dict], target: float) -> float:
+    """The highest threshold at which recall on cases is >= target."""
+    scores = sorted(conversation_score(det, c)[0] for c in cases if c["label"] != "none")
+    allowed_misses = math.floor(len(scores) * (1 - target))
+    return max(scores[allowed_misses] - 1e-6, 0.0) if scores else 0.5
+
+
+def save(weights: dict, threshold: float, path: Path, info: dict) -> None:
+    from safetensors.numpy import save_file
+
+    tensors = {k: v.astype("float16") for k, v in weights.items()}  # half the size; scores agree to 1e-3
+    save_file(tensors, str(path), metadata={"threshold": f"{threshold:.6f}", "info": json.dumps(info)})
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--test", action="store_true", help="also report the frozen test set (once, at the end)")
+    p.add_argument("--out", type=Path, default=WEIGHTS)
+    args = p.parse_args(argv)
+    t0 = time.perf_counter()
+    train_cases = [c for path in TRAIN for c in read_cases(path)]
+    dev = read_cases(DEV)
+    rows = examples(train_cases)
+    best = None
+    for l2, epochs in GRID:
+        weights = train(rows, l2, epochs)
+        det = EmergencyDetector({k: v.astype("float16").astype("float32") for k, v in weights.items()}, 0.5)
+        det.threshold = pick_threshold(det, dev, TARGET_RECALL)
+        dev_figures = figures(det, dev)
+        print(f"l2={l2:g} epochs={epochs}: threshold {det.threshold:.3f} dev {_line(dev_figures)}")
+        key = (dev_figures["recall"] >= TARGET_RECALL, -dev_figures["false_alarms"], dev_figures["recall"])
+        if best is None or key > best[0]:
+            best = (key, l2, epochs, weights, det.threshold, dev_figures)
+    _, l2, epochs, weights, threshold, dev_figures = best
+    info = {"train_cases": len(train_cases), "l2": l2, "epochs": epochs, "dev": _public(dev_figures)}
+    save(weights, threshold, args.out, info)
+    print(f"chosen l2={l2:g} epochs={epochs} threshold {threshold:.3f}; {len(train_cases)} training cases")
+    print(f"dev  ({len(dev)}): {_line(dev_figures)}; missed {dev_figures['missed']}")
+    if args.test:
+        det = EmergencyDetector.load(args.out)
+        test_figures = figures(det, read_cases(TEST))
+        print(f"test ({test_figures['cases']}): {_line(test_figures)}; missed {test_figures['missed']}")
+    print(f"{time.perf_counter() - t0:.1f} s")
+    return 0
+
+
+def _public(f: dict) -> dict:
+    return {k: v for k, v in f.items() if k not in ("missed", "false_alarm_ids")}
+
+
+def _line(f: dict) -> str:
+    return (
+        f"recall {f['recall']:.1%}, false alarms {f['false_alarms']:.1%}, class {f['class_right']:.1%}, "
+        f"language {f['language_right']:.1%}"
+    )
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
