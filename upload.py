@@ -27,6 +27,7 @@ import re
 import shutil
 import stat
 import struct
+import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -108,8 +109,9 @@ def collect_files(repo_dir: str | Path, *, with_adapter: bool = False) -> tuple[
 
     Only these paths are ever considered: `ALLOWLIST_REQUIRED`, `ALLOWLIST_OPTIONAL`,
     `additional_chat_templates/*.jinja` and, with `with_adapter`, the files of `adapter/`. Each must be a
-    regular file inside the repo, reached through no symbolic link (a link could send `/etc/passwd` or a
-    token file), no larger than `MAX_FILE_BYTES`; a named template's file name must be a plain name.
+    regular file inside the repo, reached through no symbolic link and with no other hard link (either could
+    send `/etc/passwd` or a token file), no larger than `MAX_FILE_BYTES`; a named template's file name must be
+    a plain name.
     """
     root = Path(repo_dir).resolve()
     files: list[RepoFile] = []
@@ -157,7 +159,8 @@ def collect_files(repo_dir: str | Path, *, with_adapter: bool = False) -> tuple[
 
 
 def _unsafe(root: Path, path_in_repo: str, limit: int | None = None) -> str | None:
-    """Why root/path_in_repo must not be sent (a link on the way, outside the repo, not a file, too big), or None.
+    """Why root/path_in_repo must not be sent (a link on the way, outside the repo, not a file, a hard link, too
+    big), or None.
     limit: the largest size in bytes (default MAX_FILE_BYTES)."""
     limit = MAX_FILE_BYTES if limit is None else limit
     local = root
@@ -174,23 +177,31 @@ def _unsafe(root: Path, path_in_repo: str, limit: int | None = None) -> str | No
         return f"{path_in_repo} resolves outside the repo ({local.resolve()})"
     if local.is_dir() and path_in_repo in (NAMED_TEMPLATES_DIR, ADAPTER_DIR, MODEL_GGUF_DIR):
         return None
-    if not stat.S_ISREG(local.stat().st_mode):
+    info = local.stat()
+    if not stat.S_ISREG(info.st_mode):
         return f"{path_in_repo} is not a regular file"
-    size = local.stat().st_size
+    if info.st_nlink > 1:
+        return (
+            f"{path_in_repo} has {info.st_nlink} hard links: it is also another file of this machine (a token file "
+            "could be sent under its name); replace it with a copy of its own"
+        )
+    size = info.st_size
     if size > limit:
         return f"{path_in_repo} is {size:,} bytes, over the {limit:,}-byte limit of a file this repo sends"
     return None
 
 
 def read_regular(path: Path, limit: int | None = None) -> bytes:
-    """The bytes of path, refusing a symbolic link or non-file swapped in after validation (O_NOFOLLOW); limit: the
-    largest size in bytes (default MAX_FILE_BYTES)."""
+    """The bytes of path, refusing a symbolic link, hard link or non-file swapped in after validation (O_NOFOLLOW,
+    fstat); limit: the largest size in bytes (default MAX_FILE_BYTES)."""
     limit = MAX_FILE_BYTES if limit is None else limit
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-            raise ValidationError([f"{path} changed after validation: not a regular file within the size limit"])
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit or info.st_nlink > 1:
+            raise ValidationError(
+                [f"{path} changed after validation: not a regular file of its own (no hard link) within the size limit"]
+            )
         return handle.read(limit + 1)
 
 
@@ -427,27 +438,47 @@ def space_requirements(repo_dir: str | Path) -> bytes:
     return ("\n".join([*project["dependencies"], *project["optional-dependencies"]["app"]]) + "\n").encode()
 
 
+def tracked_files(root: Path) -> set[str] | str:
+    """The paths git tracks under root (`git ls-files`, relative to root), or why they cannot be listed."""
+    try:
+        done = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return f"git cannot be run ({_one_line(err)})"
+    if done.returncode != 0:
+        return f"{root} is not a git work tree ({_one_line(Exception(done.stderr.decode(errors='replace')))})"
+    return {path for path in done.stdout.decode("utf-8", "surrogateescape").split("\0") if path}
+
+
 def collect_space_files(repo_dir: str | Path) -> tuple[list[RepoFile], list[str]]:
-    """The Space's files: app.py, the Space card as README.md, the package, the adapter, requirements.txt."""
+    """The Space's files: app.py, the Space card as README.md, the package, the adapter, requirements.txt.
+
+    Only files git tracks are sent, none under a dot-folder or named with a leading dot: an untracked file
+    beside the package (a draft holding a token, a patient's JSON) never leaves the machine."""
     root = Path(repo_dir).resolve()
     files: list[RepoFile] = []
     problems: list[str] = []
+    tracked = tracked_files(root)
+    if isinstance(tracked, str):
+        problems.append(f"--space sends only files git tracks, and {tracked}: run it from a git checkout")
+        tracked = set()
 
     def add(path_in_repo: str, local: str) -> None:
         problem = _unsafe(root, local)
         if problem is not None:
             problems.append(problem)
-        elif (root / local).is_file():
-            files.append(RepoFile(path_in_repo, root / local))
-        else:
+        elif not (root / local).is_file():
             problems.append(f"required file {local} is missing from {root}")
+        elif local not in tracked:
+            problems.append(f"{local} is not tracked by git: --space sends only tracked files (git add it)")
+        else:
+            files.append(RepoFile(path_in_repo, root / local))
 
     add("app.py", "app.py")
     add("README.md", SPACE_README)
     for pattern in SPACE_PACKAGE:
         for path in sorted(root.glob(pattern)):
             rel = path.relative_to(root).as_posix()
-            if "__pycache__" not in rel:
+            if rel in tracked and not any(part.startswith(".") for part in rel.split("/")):
                 add(rel, rel)
     for name in SPACE_ADAPTER:
         add(f"{ADAPTER_DIR}/{name}", f"{ADAPTER_DIR}/{name}")
@@ -530,7 +561,7 @@ MAX_MODEL_FILE_BYTES = 4 * 1024**3  # weights: far more than a tokenizer file; t
 
 def collect_model_files(model_dir: str | Path) -> tuple[list[RepoFile], list[str]]:
     """The export's files: MODEL_REQUIRED, named templates and gguf/*.gguf, each a regular file reached through
-    no link, under MAX_MODEL_FILE_BYTES."""
+    no symbolic link and with no other hard link, under MAX_MODEL_FILE_BYTES."""
     root = Path(model_dir).resolve()
     files: list[RepoFile] = []
     problems: list[str] = []

@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -50,11 +51,41 @@ def save_model_folder(out: Path, model, *, base_name: str) -> None:
     for key in ("temperature", "top_p", "top_k"):  # unused when not sampling; transformers warns otherwise
         setattr(model.generation_config, key, None)
     model.save_pretrained(out)
-    for name in TOKENIZER_FILES:
-        shutil.copyfile(REPO / name, out / name)
-    if (REPO / NAMED_TEMPLATES).is_dir():
-        shutil.copytree(REPO / NAMED_TEMPLATES, out / NAMED_TEMPLATES, dirs_exist_ok=True)
+    copy_repo_files(out)
     (out / "README.md").write_text(model_card(base_name), encoding="utf-8")
+
+
+def plain_bytes(path: Path) -> bytes:
+    """The bytes of a regular file of its own: ExportError naming path if it is a symbolic link or has other hard
+    links (either makes it any file of the machine, a token file say, which upload.py --model would then send)."""
+    if path.is_symlink():
+        raise ExportError(f"{path} is a symbolic link (to {os.readlink(path)}): replace it with the file itself")
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))  # not a link swapped in since
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise ExportError(f"{path} is not a regular file")
+        if info.st_nlink > 1:
+            raise ExportError(
+                f"{path} has {info.st_nlink} hard links: it is also another file of this machine; "
+                "replace it with a copy of its own"
+            )
+        return handle.read()
+
+
+def copy_repo_files(out: Path, repo: Path = REPO) -> None:
+    """Copy repo's tokenizer files and named templates into out, each a plain file (see plain_bytes)."""
+    names = list(TOKENIZER_FILES)
+    templates = repo / NAMED_TEMPLATES
+    if templates.is_symlink():
+        raise ExportError(f"{templates} is a symbolic link (to {os.readlink(templates)}): make it a folder")
+    if templates.is_dir():
+        names += [f"{NAMED_TEMPLATES}/{p.name}" for p in sorted(templates.iterdir()) if not p.name.startswith(".")]
+    contents = {name: plain_bytes(repo / name) for name in names}  # all checked before anything is written
+    for name, data in contents.items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).unlink(missing_ok=True)  # a link left in out is replaced, never written through
+        (out / name).write_bytes(data)
 
 
 def model_card(base_name: str) -> str:
@@ -63,7 +94,7 @@ def model_card(base_name: str) -> str:
 
     from .engine.models import default_adapter_dir
 
-    body = ModelCard.load(default_adapter_dir() / "README.md").text.lstrip()
+    body = ModelCard(plain_bytes(default_adapter_dir() / "README.md").decode("utf-8")).text.lstrip()
     body = body.replace("# PPSF LoRA adapter for", "# PPSF agent model (merged LoRA) based on", 1)
     data = ModelCardData(
         base_model=base_name,
@@ -147,7 +178,7 @@ def export(
     (out / INFO_FILE).write_text(json.dumps(export_info(model, adapter, dtype), indent=2) + "\n", encoding="utf-8")
     adapter_dir = resolve_adapter(adapter, model)
     if adapter_dir is not None and (adapter_dir / TOOLS_FILE).is_file():  # the tool schemas it was trained on
-        shutil.copyfile(adapter_dir / TOOLS_FILE, out / TOOLS_FILE)
+        (out / TOOLS_FILE).write_bytes(plain_bytes(adapter_dir / TOOLS_FILE))
     written: dict[str, Path] = {"folder": out}
     name = name or DEFAULT_EXPORT
     if script is None:

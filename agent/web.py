@@ -1,7 +1,7 @@
 """The pharmacist agent in the browser: a Gradio chat that shows every step as it happens (`python app.py`).
 
 One model in memory serves every tab; requests are queued one at a time, and a tab's conversation lives in
-that tab only (nothing is written on the server; "Download transcript" hands the tab its own JSONL). The
+that tab only ("Download transcript" hands it its JSONL, deleted at exit unless --keep-transcripts). The
 agent runs in a worker thread and reports its events (agent.engine.agent) through a queue; the chat shows
 the thought, each tool call as a collapsible message (pending, then done with its duration), its result, a
 answer-check replacements (dose, interactions), and the answer as it streams.
@@ -10,9 +10,13 @@ answer-check replacements (dose, interactions), and the answer as it streams.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import queue
+import shutil
+import signal
+import sys
 import tempfile
 import threading
 import time
@@ -22,9 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .cli import undecodable
 from .engine.agent import AgentConfig, Event, InputTooLong
 from .engine.generation import CachedGenerator
-from .engine.transcript import private_dir
+from .engine.transcript import json_line, private_dir
 from .pharmacy import SYSTEM_PROMPT, pharmacist_agent
 
 SPACE_BASE_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
@@ -136,6 +141,8 @@ class PharmacistApp:
         self.generator = generator or CachedGenerator(model, tokenizer)
         self._lock = threading.Lock()
         self._last_session: str | None = None
+        self.downloads = downloads_folder()  # the tabs' transcript downloads (see serve)
+        self.ttl: float | None = DOWNLOAD_TTL  # seconds a download stays; None: kept (--keep-transcripts)
 
     def agent(self, system_prompt: str, language: str, max_steps: int, on_event):
         prompt = (system_prompt.strip() or SYSTEM_PROMPT) + LANGUAGE_NOTE.get(language, "")
@@ -172,7 +179,10 @@ class PharmacistApp:
                     self._last_session = None
                     outcome["error"] = "Stopped."
                 except (InputTooLong, ValueError) as e:
-                    outcome["error"] = str(e)
+                    outcome["error"] = one_line(e)
+                except Exception as e:  # a stopped backend, a failed model: the tab says so instead of hanging
+                    self._last_session = None
+                    outcome["error"] = f"No answer: {one_line(e)}"
                 finally:
                     events.put(None)
 
@@ -188,22 +198,47 @@ class PharmacistApp:
         yield turn.messages, outcome.get("messages"), outcome.get("rendered"), outcome.get("error")
 
 
+def one_line(error: BaseException, limit: int = 300) -> str:
+    """An error as one line of at most limit characters, for the tab's error line."""
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 DOWNLOAD_TTL = 600  # seconds a transcript file waits on the server for its tab to fetch it
+KEEP_TRANSCRIPTS_ENV = "PPSF_KEEP_TRANSCRIPTS"  # "1": the downloads stay on disk after the app exits
 
 
-def transcript_file(messages: list[dict], folder: Path | None = None) -> str:
+def downloads_folder() -> Path:
+    """This process's folder of transcript downloads (and of Gradio's copies of them, see serve)."""
+    return Path(tempfile.gettempdir()) / f"ppsf-chat-{os.getpid()}"
+
+
+def transcript_file(messages: list[dict], folder: Path | None = None, ttl: float | None = DOWNLOAD_TTL) -> str:
     """The conversation as JSONL in a private file for the tab to download (0600, in a 0700 folder of this
-    process); files older than DOWNLOAD_TTL are deleted each time, so nothing stays on the server for long."""
-    folder = folder or Path(tempfile.gettempdir()) / f"ppsf-chat-{os.getpid()}"
+    process), encoded as the engine's transcripts are (agent.engine.transcript.json_line); files older than ttl
+    seconds are deleted each time (None: kept), so nothing stays on the server for long."""
+    folder = folder or downloads_folder()
     private_dir(folder)
-    for old in folder.glob("*.jsonl"):
-        if time.time() - old.stat().st_mtime > DOWNLOAD_TTL:
+    for old in folder.glob("*.jsonl") if ttl is not None else ():
+        if time.time() - old.stat().st_mtime > ttl:
             old.unlink(missing_ok=True)
     path = folder / f"ppsf-chat-{uuid.uuid4().hex[:12]}.jsonl"
-    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as f:
-        for message in messages:
-            f.write(json.dumps(message, ensure_ascii=False) + "\n")
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as f:
+        f.write(b"".join(json_line(message) for message in messages))
     return str(path)
+
+
+def stop_on_signals() -> None:
+    """Make SIGTERM and SIGHUP a Ctrl-C, which Gradio's launch() answers by closing the server and returning: the
+    process then exits as after Ctrl-C, its atexit handlers run (SIGKILL runs no code)."""
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    for name in ("SIGTERM", "SIGHUP"):
+        signum = getattr(signal, name, None)
+        if signum is not None and signal.getsignal(signum) == signal.SIG_DFL:
+            signal.signal(signum, interrupt)
 
 
 def build(app: PharmacistApp):
@@ -238,6 +273,9 @@ def build(app: PharmacistApp):
             if not question:
                 yield shown, conversation, "", gr.update(), "Type a question first.", gr.update()
                 return
+            if problem := undecodable(question):  # it could not even be shown: said in the error line instead
+                yield shown, conversation, "", gr.update(), f"This message cannot be read: {problem}.", gr.update()
+                return
             shown = [*shown, {"role": "user", "content": question}]
             before = list(shown)
             request = [*conversation, {"role": "user", "content": question}]
@@ -245,10 +283,11 @@ def build(app: PharmacistApp):
                 shown = before + turn
                 if final is not None or problem is not None:
                     conversation = final if final is not None else conversation
-                    file = transcript_file(conversation) if final is not None else None
+                    file = transcript_file(conversation, app.downloads, app.ttl) if final is not None else None
                     yield shown, conversation, "", rendered or gr.update(), problem or "", file or gr.update()
                     return
                 yield shown, conversation, "", gr.update(), "", gr.update()
+            yield shown, conversation, "", gr.update(), "No answer came back: ask again.", gr.update()
 
         outputs = [chat, history, box, raw, error, download]
         inputs = [box, chat, history, session, system, language, steps]
@@ -263,7 +302,8 @@ def build(app: PharmacistApp):
     return demo
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The options of `python app.py`."""
     parser = argparse.ArgumentParser(prog="python app.py", description="The PPSF pharmacist as a Gradio chat.")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=7860)
@@ -272,7 +312,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"])
     parser.add_argument("--backend", default="local", choices=["local", "openai"])
     parser.add_argument("--base-url", help="openai backend: the server's API root")
-    args = parser.parse_args(argv)
+    parser.add_argument(
+        "--keep-transcripts",
+        action="store_true",
+        default=os.environ.get(KEEP_TRANSCRIPTS_ENV, "") not in ("", "0"),
+        help=f"keep the transcript downloads on disk (in {downloads_folder().parent}/ppsf-chat-PID) after the app "
+        f"exits; by default they are deleted 10 minutes after each download and all at exit (also: "
+        f"{KEEP_TRANSCRIPTS_ENV}=1)",
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     if args.backend == "openai":
         from .engine.openai_backend import DEFAULT_BASE_URL, OpenAIGenerator
         from .ppsf import load_tokenizer
@@ -291,9 +343,23 @@ def main(argv: list[str] | None = None) -> int:
         model, tokenizer = load_model(args.model, device=args.device, adapter=adapter)
         schemas = recorded_tools(adapter, args.model)
         app = PharmacistApp(model, tokenizer, adapter_loaded=adapter is not None, tool_schemas=schemas)
+    return serve(app, host=args.host, port=args.port, keep_transcripts=args.keep_transcripts)
+
+
+def serve(app: PharmacistApp, *, host: str, port: int, keep_transcripts: bool = False) -> int:
+    """Run the chat until stopped. The transcript downloads, and Gradio's copies of them (GRADIO_TEMP_DIR, when
+    not set), go to app.downloads, deleted when the app exits unless keep_transcripts."""
+    private_dir(app.downloads)
+    os.environ.setdefault("GRADIO_TEMP_DIR", str(app.downloads / "gradio"))  # read when gradio is imported
+    stop_on_signals()
+    if keep_transcripts:
+        app.ttl = None
+        print(f"Transcript downloads are kept in {app.downloads}", file=sys.stderr, flush=True)
+    else:  # at a normal exit, Ctrl-C, SIGTERM or SIGHUP
+        atexit.register(shutil.rmtree, app.downloads, ignore_errors=True)
     demo = build(app)
     demo.queue(default_concurrency_limit=1)
-    demo.launch(server_name=args.host, server_port=args.port, show_error=True)
+    demo.launch(server_name=host, server_port=port, show_error=True)
     return 0
 
 

@@ -17,11 +17,13 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from ppsf_helpers import ScriptedGenerator, call, repo_tokenizer
 from servers import free_port, running
 
+from agent.pharmacy import SYSTEM_PROMPT
 from agent.ppsf import REPO_ROOT
 from agent.web import PharmacistApp, Turn, transcript_file
 
@@ -89,6 +91,141 @@ def test_the_transcript_download_is_private_and_does_not_stay(tmp_path):
     os.utime(path, (time.time() - 3600, time.time() - 3600))
     newer = Path(transcript_file(messages, folder))
     assert not path.exists() and newer.exists()  # an hour-old download is gone once another is made
+
+
+def test_the_download_escapes_line_breaks_as_the_engines_transcript_does(tmp_path):
+    """U+2028 and U+2029 used to be written raw: str.splitlines() (and many JSONL readers) broke the line there;
+    a lone surrogate (an undecodable message) failed to write at all."""
+    from agent.engine.transcript import Transcript
+
+    tricky = [
+        {"role": "user", "content": "satır\u2028ayırıcı\u2029paragraf\x85NEL \udcff"},
+        {"role": "assistant", "content": "Ağrı kesici."},
+    ]
+    data = Path(transcript_file(tricky, tmp_path / "downloads")).read_bytes()
+    lines = data.decode("utf-8").splitlines()
+    assert len(lines) == 2 and [json.loads(line) for line in lines] == tricky
+    log = tmp_path / "engine.jsonl"
+    Transcript(log, "r1").write("message", message=tricky[0])
+    engine = log.read_bytes()
+    assert len(engine.decode("utf-8").splitlines()) == 1 and json.loads(engine)["message"] == tricky[0]
+    for escaped in (rb"\u2028", rb"\u2029", rb"\u0085", rb"\udcff"):  # the same spelling in both files
+        assert escaped in data.split(b"\n")[0] and escaped in engine
+
+
+@contextmanager
+def in_process_chat(app: PharmacistApp) -> Iterator[Any]:
+    """The real Gradio chat of app on a free 127.0.0.1 port, and a gradio_client Client on it."""
+    from gradio_client import Client
+
+    from agent.web import build
+
+    demo = build(app)
+    demo.queue(default_concurrency_limit=1)
+    demo.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True)
+    try:
+        yield Client(demo.local_url, verbose=False)
+    finally:
+        demo.close()
+
+
+def test_a_stopped_backend_or_an_undecodable_message_gets_a_one_line_error_in_the_tab():
+    """Both used to leave the tab with no answer and no error."""
+    from agent.engine.openai_backend import OpenAIGenerator
+
+    dead = f"http://127.0.0.1:{free_port()}/v1"  # a server that has stopped: nothing listens there
+    app = PharmacistApp(None, repo_tokenizer(), OpenAIGenerator("ppsf", repo_tokenizer(), base_url=dead))
+    with in_process_chat(app) as client:
+        _, _, _, error, _ = client.predict("Parol ne işe yarar?", [], SYSTEM_PROMPT, "auto", 2, api_name="/ask")
+        assert error.startswith("No answer: ") and dead.removesuffix("/v1") in error and "\n" not in error
+        # A lone surrogate, as a JSON escape (what a page sends for a broken character; httpx cannot send it).
+        chat, _, _, _, error, _ = call_raw(client.src, "ask", ["Parol \udcff?", [], SYSTEM_PROMPT, "auto", 2])
+        assert error.startswith("This message cannot be read: it is not valid UTF-8 text") and "\n" not in error
+        assert chat == []  # nothing the tab cannot show was added to it
+
+
+def call_raw(url: str, api_name: str, data: list) -> list:
+    """Gradio's HTTP API called with a body json.dumps escapes (ASCII only): the last event's outputs, states too."""
+    base = url.rstrip("/") + f"/gradio_api/call/{api_name}"
+    body = json.dumps({"data": data}).encode()
+    request = urllib.request.Request(base, data=body, headers={"Content-Type": "application/json"})
+    event_id = json.loads(urllib.request.urlopen(request, timeout=60).read())["event_id"]
+    stream = urllib.request.urlopen(f"{base}/{event_id}", timeout=120).read().decode()
+    events = [line.removeprefix("data: ") for line in stream.splitlines() if line.startswith("data: ")]
+    return json.loads(events[-1])
+
+
+_SCRIPTED_APP = """
+import sys
+sys.path.insert(0, {tests!r})
+from ppsf_helpers import ScriptedGenerator, repo_tokenizer
+from agent.web import PharmacistApp, parse_args, serve
+args = parse_args(sys.argv[1:])
+app = PharmacistApp(None, repo_tokenizer(), ScriptedGenerator(["@PHARMACIST\\nParol bir ağrı kesicidir."] * 9))
+raise SystemExit(serve(app, host="127.0.0.1", port=args.port, keep_transcripts=args.keep_transcripts))
+"""
+
+
+def test_keeping_the_transcripts_is_asked_by_a_flag_or_the_environment(monkeypatch):
+    from agent.web import parse_args
+
+    monkeypatch.delenv("PPSF_KEEP_TRANSCRIPTS", raising=False)
+    assert parse_args([]).keep_transcripts is False and parse_args(["--keep-transcripts"]).keep_transcripts is True
+    for value, keep in (("1", True), ("yes", True), ("0", False), ("", False)):
+        monkeypatch.setenv("PPSF_KEEP_TRANSCRIPTS", value)
+        assert parse_args([]).keep_transcripts is keep
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_the_app_removes_the_transcripts_it_wrote_when_it_exits_unless_asked_to_keep_them(tmp_path, keep):
+    """Every transcript download used to stay on disk after the app exited."""
+    import subprocess
+    import tempfile
+
+    from gradio_client import Client
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/"
+    env = {k: v for k, v in os.environ.items() if k not in ("GRADIO_TEMP_DIR", "PPSF_KEEP_TRANSCRIPTS")}
+    env |= {"HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"}
+    if keep:
+        env["PPSF_KEEP_TRANSCRIPTS"] = "1"
+    command = [sys.executable, "-c", _SCRIPTED_APP.format(tests=str(REPO_ROOT / "tests")), "--port", str(port)]
+
+    def ready() -> bool:
+        try:
+            urllib.request.urlopen(url, timeout=5).read()
+            return True
+        except OSError:
+            return False
+
+    log = tmp_path / "app.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, env=env, cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 120
+        while not ready():
+            assert process.poll() is None and time.monotonic() < deadline, log.read_text(errors="replace")
+            time.sleep(0.5)
+        folder = Path(tempfile.gettempdir()) / f"ppsf-chat-{process.pid}"
+        _, _, _, error, download = Client(url, verbose=False).predict(
+            "Parol ne işe yarar?", [], SYSTEM_PROMPT, "auto", 2, api_name="/ask"
+        )
+        assert error == "" and download and "Parol" in Path(download).read_text(encoding="utf-8")
+        (ours,) = folder.glob("*.jsonl")
+        written = list(folder.rglob("*.jsonl"))  # the app's file and Gradio's copy of it for the tab
+        assert stat.S_IMODE(ours.stat().st_mode) == 0o600 and len(written) == 2
+        process.terminate()  # SIGTERM, as a service manager stops it
+        assert process.wait(timeout=60) == 0, log.read_text(errors="replace")
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    if keep:
+        assert all(p.exists() for p in written)
+        shutil.rmtree(folder)
+    else:
+        assert not folder.exists()
 
 
 # ---- the real app in a real browser -------------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import urllib.request
@@ -125,6 +126,51 @@ def test_export_says_what_is_missing(tmp_path):
         export(tmp_path / "out", converter=tmp_path / "nowhere.py")
     with pytest.raises(ValueError, match="unknown GGUF type"):
         export(tmp_path / "out", gguf=("q3_x",))
+
+
+def _repo_files(root: Path) -> Path:
+    """The files of this repo that an export copies, as real files in a folder of their own."""
+    from agent.export import NAMED_TEMPLATES, TOKENIZER_FILES
+
+    for name in (*TOKENIZER_FILES, f"{NAMED_TEMPLATES}/train.jinja"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes((REPO / name).read_bytes())
+    return root
+
+
+@pytest.mark.parametrize(
+    ("name", "link"),
+    [
+        ("chat_template.jinja", "symbolic"),
+        ("chat_template.jinja", "hard"),
+        ("additional_chat_templates/train.jinja", "symbolic"),
+        ("additional_chat_templates/train.jinja", "hard"),
+        ("folder", "symbolic"),  # a folder cannot be hard-linked
+    ],
+)
+def test_export_refuses_a_linked_file_and_copies_nothing_it_points_to(tmp_path, name, link):
+    """A template linked to a token file used to be exported with the token in it, and upload.py --model sent it."""
+    from agent.export import ExportError, copy_repo_files
+
+    repo = _repo_files(tmp_path / "repo")
+    secret = tmp_path / "outside" / "token.txt"
+    secret.parent.mkdir()
+    secret.write_text("hf_SECRETSECRETSECRET\n", encoding="utf-8")
+    copy_repo_files(tmp_path / "plain", repo)  # plain files: copied byte for byte
+    assert (tmp_path / "plain" / "chat_template.jinja").read_bytes() == (REPO / "chat_template.jinja").read_bytes()
+    if name == "folder":  # the named templates' folder itself a link to a folder elsewhere
+        shutil.move(repo / "additional_chat_templates", tmp_path / "outside" / "templates")
+        (tmp_path / "outside" / "templates" / "leak.jinja").write_text("hf_SECRETSECRETSECRET", encoding="utf-8")
+        (repo / "additional_chat_templates").symlink_to(tmp_path / "outside" / "templates")
+        name = "additional_chat_templates"
+    else:
+        (repo / name).unlink()
+        (repo / name).symlink_to(secret) if link == "symbolic" else os.link(secret, repo / name)
+    out = tmp_path / "out"
+    with pytest.raises(ExportError, match=f"{name} (is a symbolic link|has 2 hard links)") as raised:
+        copy_repo_files(out, repo)
+    assert str(repo / name) in str(raised.value)
+    assert not any("SECRET" in p.read_text(encoding="utf-8") for p in out.rglob("*") if p.is_file())
 
 
 def test_export_round_trips_first_calls_on_eval_cases(exported, tuned):

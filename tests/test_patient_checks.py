@@ -233,6 +233,67 @@ def test_a_dose_is_for_the_weight_and_age_the_patient_wrote():
     assert calculate_dose("Parol", 500, age_years=5, patient_text="500 kg cocuk")["error"]["code"] == "out_of_range"
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Şişeyi 4 ay önce açtım, hâlâ kullanılır mı?",
+        "Sisesi 4 ay once acildi",
+        "2 yıldır kullanıyorum",
+        "3 aydır içiyorum, 2 senedir de tansiyon ilacı",
+        "6 aydan beri ve son 2 yılda hiç",
+        "4 ay kadar önce başladım, 3 hafta sonra bıraktım",
+        "iki yıldır kullanıyorum",
+        "I opened it 3 months ago",
+        "I have been taking it for 2 years",
+        "for the past 6 months, and 2 years before that",
+        "on it for a few years now, stopped two months back",
+        "within 3 months of opening",
+    ],
+)
+def test_durations_are_not_read_as_ages(text):
+    """'Şişeyi 4 ay önce açtım' (I opened the bottle 4 months ago) used to be read as the baby's age."""
+    from agent.pharmacy.amounts import gives_age, stated_numbers
+
+    stated = stated_numbers(text)
+    assert stated["years"] == [] and stated["months"] == []
+    assert not any(gives_age(text, years) or gives_age(text, None, years) for years in (2, 3, 4, 6))
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("8 aylık bebeğim, şurubu 2 aydır veriyorum", {"years": [], "months": [8.0]}),
+        ("oğlum 3 yaşında, 2 yıldır astım ilacı kullanıyor", {"years": [3.0], "months": []}),
+        ("syrup for my 2 year old, opened 3 months ago", {"years": [2.0], "months": []}),
+        ("dose for 2 years old child", {"years": [2.0], "months": []}),
+        ("she is 18 months old and has had a cough for 3 months", {"years": [], "months": [18.0]}),
+    ],
+)
+def test_an_age_beside_a_duration_is_still_read(text, found):
+    from agent.pharmacy.amounts import gives_age, stated_numbers
+
+    stated = stated_numbers(text)
+    assert {"years": stated["years"], "months": stated["months"]} == found and gives_age(text)
+
+
+def test_a_dose_is_never_for_an_age_that_was_a_duration():
+    text = "Bebeğim 8 kilo. Calpol şişesini 4 ay önce açtım, kaç ml vereyim?"
+    # An age the call made up used to become the "only age" the patient states: 4 months, a dose for it.
+    out = calculate_dose("Calpol", 8, age_years=1, patient_text=text)
+    assert out["error"]["message"] == "the patient gives no age: ask for it"
+    # The duration's 4 copied as the age: asked for, not dosed.
+    out = calculate_dose("Calpol", 8, age_months=4, patient_text=text)
+    assert out["error"]["message"] == "the patient gives no age: ask for it"
+    # With the age given too, the age is the one the patient gave.
+    out = calculate_dose("Calpol", 8, age_months=4, patient_text="8 aylık, 8 kilo. " + text)
+    assert out["age_years"] == calculate_dose("Calpol", 8, age_months=8)["age_years"] and out["call_said"] == {
+        "age_months": 4
+    }
+    # An age never given is not checked by the contraindication check either.
+    out = check_contraindications("Nurofen", age_years=2, patient_text="2 yıldır Nurofen kullanıyorum")
+    assert out["call_said"] == {"age_years": 2}
+
+
 def test_the_agent_gives_the_tools_the_patients_own_words():
     from agent.engine.toolbox import tool_schema
     from agent.pharmacy.prompts import tool_context

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import stat
 
-from agent.engine.prefix_store import PrefixStore
+import pytest
+
+from agent.engine.prefix_store import PrefixStore, UnsafePrefixFolder
 
 
 def test_a_state_is_filed_under_its_fingerprint_and_exact_ids(tmp_path):
@@ -79,3 +82,77 @@ def test_a_write_cut_short_leaves_no_file(tmp_path, monkeypatch):
     except KeyboardInterrupt:
         pass
     assert list(tmp_path.iterdir()) == []
+
+
+def _other_owned_folder(tmp_path):
+    """A real folder this process did not make its own: chowned to nobody as root, else the root of the disk."""
+    if os.geteuid() == 0:
+        folder = tmp_path / "theirs"
+        folder.mkdir(mode=0o700)
+        os.chown(folder, 65534, 65534)
+        return folder
+    return type(tmp_path)("/")
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o770, 0o1777, 0o722])
+def test_a_folder_others_can_write_is_refused_and_nothing_in_it_is_loaded(tmp_path, mode):
+    """A state planted in a world-writable $PPSF_PREFIXES used to be loaded into the model's cache."""
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    trusted = PrefixStore(folder)
+    key = trusted.key("m", [1])
+    trusted.save(key, b"planted")
+    os.chmod(folder, mode)
+    store = PrefixStore(folder)
+    for attempt in (lambda: store.load(key), lambda: store.save(key, b"mine")):
+        with pytest.raises(UnsafePrefixFolder, match="others can write") as raised:
+            attempt()
+        assert str(folder) in str(raised.value) and "chmod go-w" in str(raised.value)
+    os.chmod(folder, 0o700)
+    assert PrefixStore(folder).load(key) == b"planted"  # the folder made private again is used
+
+
+def test_a_folder_of_another_user_is_refused(tmp_path):
+    folder = _other_owned_folder(tmp_path)
+    store = PrefixStore(folder)
+    with pytest.raises(UnsafePrefixFolder, match="is owned by user 65534|is owned by user 0"):
+        store.load(store.key("m", [1]))
+
+
+def test_a_state_file_of_another_user_or_others_can_write_is_refused(tmp_path):
+    store = PrefixStore(tmp_path)
+    key = store.key("m", [1])
+    store.save(key, b"x")
+    os.chmod(tmp_path / key, 0o666)
+    with pytest.raises(UnsafePrefixFolder, match=f"{key}.*others can write"):
+        store.load(key)
+
+
+def test_the_folder_the_store_makes_is_private(tmp_path):
+    old = os.umask(0o002)  # a umask that makes group-writable folders (common with per-user groups)
+    try:
+        store = PrefixStore(tmp_path / "made" / "prefixes")
+        store.save(store.key("m", [1]), b"x")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "made" / "prefixes").stat().st_mode) == 0o700
+    assert store.load(store.key("m", [1])) == b"x"
+
+
+def test_the_cli_names_an_unsafe_prefix_folder_in_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    os.chmod(folder, 0o777)
+    env = {**os.environ, "PPSF_PREFIXES": str(folder), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "agent", "Parol ne işe yarar?", "--max-new-tokens", "4"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"error: the prefix folder {folder}" in done.stderr and "others can write" in done.stderr

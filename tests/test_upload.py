@@ -698,12 +698,19 @@ def test_a_file_swapped_for_a_link_after_validation_is_not_read(repo_dir: Path, 
 # ---------------------------------------------------------------------------------------------------------
 
 
+def _git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True, timeout=60)
+    return done.stdout
+
+
 def _space_expected() -> set[str]:
+    """The tracked files of the package patterns (git, not the folder: an untracked file is never sent)."""
+    tracked = set(_git(REPO_ROOT, "ls-files", "-z").split("\0"))
     package = {
         p.relative_to(REPO_ROOT).as_posix()
         for pattern in upload.SPACE_PACKAGE
         for p in REPO_ROOT.glob(pattern)
-        if "__pycache__" not in p.parts
+        if p.relative_to(REPO_ROOT).as_posix() in tracked
     }
     adapter = {f"adapter/{n}" for n in upload.SPACE_ADAPTER}
     return {"app.py", "README.md", "requirements.txt"} | package | adapter
@@ -725,11 +732,52 @@ def test_space_requirements_come_from_pyproject() -> None:
 
 
 def _space_copy(tmp_path: Path) -> Path:
+    """The Space's files of this repo in a real git repository of their own, every one of them tracked."""
     dst = tmp_path / "space-repo"
     for rel in _space_expected() - {"README.md", "requirements.txt"} | {upload.SPACE_README, "pyproject.toml"}:
         (dst / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(REPO_ROOT / rel, dst / rel)
+    _git(dst, "init", "-q")
+    _git(dst, "add", "-A")
     return dst
+
+
+def test_space_sends_only_the_files_git_tracks(tmp_path: Path, capsys) -> None:
+    """An untracked .py holding a token, a patient's JSON and a dot-folder used to be listed and sent."""
+    repo = _space_copy(tmp_path)
+    untracked = {
+        "agent/my_token.py": 'HF_TOKEN = "hf_untrackedSECRET"\n',
+        "agent/pharmacy/data/patient_ayse.json": '{"name": "Ayşe", "phone": "555 0101"}\n',
+        "agent/.scratch/notes.py": "# a dot-folder of drafts\n",
+        "agent/engine/.hidden.py": "x = 1\n",
+    }
+    for rel, text in untracked.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text, encoding="utf-8")
+    files, problems = upload.collect_space_files(repo)
+    assert problems == [] and {f.path_in_repo for f in files} == _space_expected()
+    assert upload.main(["--repo-id", "someone/ppsf-chat", "--space", "--dry-run", "--repo-dir", str(repo)]) == 0
+    out = capsys.readouterr().out
+    assert set(_parse_listing(out)) == _space_expected() and "Validation: OK" in out
+    assert not any(rel in out for rel in untracked) and "hf_untrackedSECRET" not in out
+    # A dot-folder is never sent, even tracked; a file the Space needs that git does not track is a problem.
+    _git(repo, "add", "-f", "agent/.scratch/notes.py")
+    _git(repo, "rm", "-q", "--cached", "app.py")
+    files, problems = upload.collect_space_files(repo)
+    assert "agent/.scratch/notes.py" not in {f.path_in_repo for f in files} and "app.py" not in {
+        f.path_in_repo for f in files
+    }
+    assert any("app.py is not tracked by git" in p for p in problems)
+
+
+def test_space_refuses_a_folder_that_is_not_a_git_checkout(tmp_path: Path, capsys) -> None:
+    repo = _space_copy(tmp_path)
+    shutil.rmtree(repo / ".git")
+    files, problems = upload.collect_space_files(repo)
+    assert [f.path_in_repo for f in files if f.local_path is not None] == []
+    assert any("not a git work tree" in p and "only files git tracks" in p for p in problems)
+    assert upload.main(["--repo-id", "someone/ppsf-chat", "--space", "--dry-run", "--repo-dir", str(repo)]) == 1
+    assert "not a git work tree" in capsys.readouterr().out
 
 
 def test_space_validation_refuses_links_and_a_card_spaces_cannot_run(tmp_path: Path) -> None:
@@ -760,3 +808,82 @@ def test_space_upload_sends_the_listed_files_to_a_gradio_space(tmp_path: Path) -
     assert calls["repo"] == ("someone/ppsf-chat", {"repo_type": "space", "space_sdk": "gradio", "private": None,
                                                    "exist_ok": True})  # fmt: skip
     assert calls["commit"][1] == _space_expected() and calls["commit"][2]["repo_type"] == "space"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Hard links: a second name of any file of the machine (a token file, another user's data), in every mode
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _hard_link(path: Path, secret: Path) -> None:
+    path.unlink(missing_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.link(secret, path)
+
+
+def _model_folder(tmp_path: Path) -> Path:
+    """The files `python -m agent.export` writes, as plain files (collecting them reads no weights)."""
+    folder = tmp_path / "model"
+    for name in (*upload.MODEL_REQUIRED, "tools.json", "additional_chat_templates/train.jinja", "gguf/m-q8_0.gguf"):
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(b"x")
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("mode", "rel"),
+    [
+        ("tokenizer", "LICENSE"),
+        ("tokenizer", "additional_chat_templates/leak.jinja"),
+        ("adapter", "adapter/README.md"),
+        ("space", "app.py"),
+        ("model", "config.json"),
+        ("model", "gguf/m-q8_0.gguf"),
+    ],
+)
+def test_hard_links_are_refused_in_every_mode(
+    repo_dir: Path, tmp_path: Path, mode: str, rel: str, isolated_env: None, capsys
+) -> None:
+    """A hard link to a token file used to be read as an ordinary file of the repo, listed and sent."""
+    secret = _secret(tmp_path)
+    argv = ["--repo-id", DRY_RUN_ID, "--dry-run"]
+    if mode in ("tokenizer", "adapter"):
+        folder = repo_dir
+        if mode == "adapter":
+            _add_fake_adapter(repo_dir)
+            argv.append("--with-adapter")
+        argv += ["--repo-dir", str(folder)]
+        collect = lambda: upload.collect_files(folder, with_adapter=mode == "adapter")  # noqa: E731
+    elif mode == "space":
+        folder = _space_copy(tmp_path)
+        argv += ["--space", "--repo-dir", str(folder)]
+        collect = lambda: upload.collect_space_files(folder)  # noqa: E731
+    else:
+        folder = _model_folder(tmp_path)
+        argv += ["--model", str(folder)]
+        collect = lambda: upload.collect_model_files(folder)  # noqa: E731
+    _hard_link(folder / rel, secret)
+    if mode == "space":
+        _git(folder, "add", rel)
+    files, problems = collect()
+    assert rel not in {f.path_in_repo for f in files}
+    assert any(p.startswith(f"{rel} has 2 hard links") for p in problems), problems
+    assert upload.main(argv) == 1
+    out = capsys.readouterr().out
+    assert f"{rel} has 2 hard links" in out and "Validation: FAILED" in out and rel not in _parse_listing(out)
+
+
+def test_symbolic_links_are_refused_by_upload_model(tmp_path: Path) -> None:
+    folder = _model_folder(tmp_path)
+    (folder / "tools.json").unlink()
+    (folder / "tools.json").symlink_to(_secret(tmp_path))
+    files, problems = upload.collect_model_files(folder)
+    assert any(p.startswith("tools.json is a symbolic link") for p in problems)
+    assert "tools.json" not in {f.path_in_repo for f in files}
+
+
+def test_a_file_hard_linked_after_validation_is_not_read(repo_dir: Path, tmp_path: Path) -> None:
+    license_path = repo_dir / "LICENSE"
+    _hard_link(license_path, _secret(tmp_path))
+    with pytest.raises(upload.ValidationError, match="hard link"):
+        upload.read_regular(license_path)

@@ -20,6 +20,16 @@ DIR_MODE = 0o700
 _LINE_BREAKS = {ord(c): f"\\u{ord(c):04x}" for c in "\x85\u2028\u2029"}
 
 
+def json_line(record: Any) -> bytes:
+    """record as one JSONL line (UTF-8, newline included) that every JSONL reader reads as one line: the line
+    breaks JSON leaves raw but str.splitlines() (and so many readers) breaks at (U+0085, U+2028, U+2029) are
+    escaped, and a lone surrogate (undecodable input) is written as its JSON escape ("\\udcff")."""
+    line = json.dumps(record, ensure_ascii=False).translate(_LINE_BREAKS)
+    # A lone surrogate cannot be UTF-8: it can only occur inside a JSON string here, where "\udcff" is its valid
+    # JSON spelling.
+    return (line + "\n").encode("utf-8", "backslashreplace")
+
+
 def private_dir(path: Path) -> Path:
     """Create path (and missing parents) readable by the user alone; an existing folder is left as it is."""
     missing = []
@@ -53,11 +63,6 @@ class Transcript:
     def write(self, kind: str, **data: Any) -> None:
         if self.path is None:
             return
-        line = json.dumps({"run": self.run_id, "time": round(time.time(), 3), "type": kind, **data}, ensure_ascii=False)
-        # Line breaks JSON leaves raw but str.splitlines() (and so many JSONL readers) breaks lines at.
-        line = line.translate(_LINE_BREAKS)
-        # A lone surrogate (from a JSON escape or undecodable input) cannot be UTF-8: it can only occur inside
-        # a JSON string here, where "\udcff" is its valid JSON spelling.
-        data_bytes = (line + "\n").encode("utf-8", "backslashreplace")
+        data_bytes = json_line({"run": self.run_id, "time": round(time.time(), 3), "type": kind, **data})
         with os.fdopen(os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE), "ab") as f:
             f.write(data_bytes)

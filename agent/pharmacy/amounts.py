@@ -127,11 +127,49 @@ _STATED = re.compile(
 )
 
 
+# A duration: how long ago or for how long something happened ("Şişeyi 4 ay önce açtım", "2 yıldır kullanıyorum",
+# "6 aydan beri", "son 2 yılda", "3 months ago", "for 2 years"), which is not the patient's age. A birth stays an
+# age ("4 ay önce doğdu", "born 3 months ago"), and so does "for 2 years old".
+_DURATION_NUMBER = (
+    r"(?:\d+(?:[.,]\d+)?|bir|iki|[üu][çc]|d[öo]rt|be[şs]|alt[ıi]|yedi|sekiz|dokuz|on|birka[çc]|an?|one|two|three"
+    r"|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:a\s+)?few|several|(?:a\s+)?couple(?:\s+of)?)"
+)
+_TR_SPAN = r"(?:ay|y[ıi]l|sene|hafta|g[üu]n|saat)"
+_EN_SPAN = r"(?:years?|yrs?|months?|mos?|weeks?|wks?|days?|hours?|hrs?)"
+_DURATION = re.compile(
+    # Turkish: "4 ay önce", "2 yıldır", "3 senedir", "6 aydan beri", "3 hafta sonra", "son 2 yılda", "3 ayda bir".
+    r"(?<![\w.,])(?:son\s+)?"
+    + _DURATION_NUMBER
+    + r"[\s-]*"
+    + _TR_SPAN
+    + r"(?:[dt][ıiuü]r(?:lar)?|[dt][ae]n\s+beri|[dt][ae](?=\s+(?:bir|hiç|hic)\b)"
+    r"|\s+(?:kadar\s+)?(?:önce|once|evvel|sonra)(?!\s*do[gğ])|\s+(?:boyunca|içinde|icinde|geçti|gecti))(?!\w)"
+    # English: "3 months ago", "2 years later", "for 2 years", "over the past 6 months", "every 6 hours".
+    r"|(?<!born\s)(?<![\w.,])"
+    + _DURATION_NUMBER
+    + r"[\s-]*"
+    + _EN_SPAN
+    + r"\s+(?:ago|later|before|after|earlier|back|prior)(?!\w)"
+    r"|(?<!\w)(?:for|past|last|within|during|since|every)\s+(?:the\s+)?(?:past\s+|last\s+|next\s+)?"
+    + _DURATION_NUMBER
+    + r"[\s-]*"
+    + _EN_SPAN
+    + r"(?!\w)(?![\s-]*old)",
+    re.IGNORECASE,
+)
+
+
+def without_durations(text: str) -> str:
+    """text with every duration ("4 ay önce", "2 yıldır", "3 months ago", "for 2 years") blanked, its length
+    kept: a time since or for which something happened is never read as the patient's age."""
+    return _DURATION.sub(lambda m: " " * len(m.group()), text or "")
+
+
 def stated_numbers(text: str) -> dict[str, list[float]]:
     """The weights in kg ("kg") and in pounds ("lb"), ages in years ("years") and in months ("months") that text
-    states with their unit."""
+    states with their unit; a duration ("4 ay önce", "for 2 years") is no age."""
     out: dict[str, list[float]] = {"kg": [], "lb": [], "years": [], "months": []}
-    for m in _STATED.finditer(text or ""):
+    for m in _STATED.finditer(without_durations(text)):
         out[m.lastgroup].append(float(m.group(1).replace(",", ".")))  # type: ignore[index]
     return out
 
@@ -146,8 +184,10 @@ _ANY_NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)?")
 
 def gives_age(text: str, *values: float | None) -> bool:
     """Whether text gives ground for an age: a word of age anywhere ("yaşında", "months", "old"), or one of
-    values among its numbers ("I'm 35, 70 kg"). A dose or a verdict must not rest on an age the model made up."""
-    if _AGE_WORDS.search(text or ""):
+    values among its numbers ("I'm 35, 70 kg"), durations left out ("2 yıldır", "3 months ago"). A dose or a
+    verdict must not rest on an age the model made up."""
+    text = without_durations(text)
+    if _AGE_WORDS.search(text):
         return True
-    numbers = [float(n.replace(",", ".")) for n in _ANY_NUMBER.findall(text or "")]
+    numbers = [float(n.replace(",", ".")) for n in _ANY_NUMBER.findall(text)]
     return any(v is not None and any(abs(v - n) < 1e-9 for n in numbers) for v in values)
