@@ -65,8 +65,8 @@ def modules_after(imports: str) -> set[str]:
 
 def test_the_format_and_the_package_import_neither_torch_nor_transformers():
     """The template, markers and parser alone (`import agent.ppsf`, `import agent`) do not load the engine."""
-    light = "import agent, agent.ppsf; from agent.ppsf import chat_template, parse_reply, response_template"
-    light += "; from agent import use_ppsf; chat_template(); response_template(); parse_reply('@PHARMACIST\\nok')"
+    light = "import agent, agent.ppsf; from agent.ppsf import STOP_STRINGS, chat_template, feed, parse_reply"
+    light += "; from agent import response_template, use_ppsf; chat_template(); response_template()"
     assert modules_after(light) == set()
     # The check sees an import when one happens: the first engine name asked of `agent` loads both.
     assert modules_after("import agent; agent.AgentConfig") == set(HEAVY)
