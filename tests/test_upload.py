@@ -222,6 +222,10 @@ def markdown_links(text: str) -> list[str]:
     return MARKDOWN_LINK.findall(CODE.sub("", text))
 
 
+def test_the_card_stays_short():
+    assert len((REPO_ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 200  # the rule for the card
+
+
 def test_markdown_links_are_read_outside_code():
     text = '[a](docs/a.md) ![b](docs/b.png "title") `[c](c.md)`\n```\n[d](d.md)\n```\n[e](https://x.org/e#f)'
     assert markdown_links(text) == ["docs/a.md", "docs/b.png", "https://x.org/e#f"]
