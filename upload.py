@@ -44,8 +44,21 @@ ALLOWLIST_REQUIRED: tuple[str, ...] = (
     "README.md",
     "LICENSE",
 )
-# docs/app.png: the screenshot the card (README.md) shows.
-ALLOWLIST_OPTIONAL: tuple[str, ...] = ("special_tokens_map.json", "docs/app.png")
+# The manual the card (README.md) links to, and the pages those link to, sent so that the links work on the Hub
+# (tests/test_upload.py checks every relative link of these files against the allowlist).
+CARD_DOCS: tuple[str, ...] = (
+    "docs/agent.md",
+    "docs/drug-data.md",
+    "docs/engines.md",
+    "docs/format.md",
+    "docs/publishing.md",
+    "docs/security.md",
+    "docs/tools.md",
+    "docs/training.md",
+    "bench/README.md",
+)
+# docs/app.png: the screenshot the card shows.
+ALLOWLIST_OPTIONAL: tuple[str, ...] = ("special_tokens_map.json", "docs/app.png", *CARD_DOCS)
 NAMED_TEMPLATES_DIR = "additional_chat_templates"
 ADAPTER_DIR = "adapter"
 ADAPTER_REQUIRED: tuple[str, ...] = ("adapter_config.json", "adapter_model.safetensors")

@@ -5,13 +5,32 @@ agent built on it.
 - `agent.engine`: the loop, generators, toolbox, model loading;
 - `agent.pharmacy`: tools, drug data, the dose check, `pharmacist_agent`;
 - `agent.eval`: scoring and the evaluation runner.
+
+The names below are imported on first use (PEP 562 `__getattr__`): `import agent.ppsf`, the format alone,
+runs this file first, and must not pay for torch and transformers, which the engine imports.
 """
 
-from .engine import Agent, AgentConfig, AgentResult, RunStats, StepStats
-from .engine.models import load_model
-from .pharmacy import pharmacist_agent
-from .ppsf import chat_template, load_tokenizer, response_template, use_ppsf
+from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Each public name and the submodule that defines it.
+_EXPORTS = {
+    "Agent": ".engine",
+    "AgentConfig": ".engine",
+    "AgentResult": ".engine",
+    "RunStats": ".engine",
+    "StepStats": ".engine",
+    "chat_template": ".ppsf",
+    "load_model": ".engine.models",
+    "load_tokenizer": ".ppsf",
+    "pharmacist_agent": ".pharmacy",
+    "response_template": ".ppsf",
+    "use_ppsf": ".ppsf",
+}
+
+# Spelled out (not sorted(_EXPORTS)) so that linters and type checkers read it; a test keeps the two equal.
 __all__ = [
     "Agent",
     "AgentConfig",
@@ -25,3 +44,22 @@ __all__ = [
     "response_template",
     "use_ppsf",
 ]
+
+if TYPE_CHECKING:
+    from .engine import Agent, AgentConfig, AgentResult, RunStats, StepStats
+    from .engine.models import load_model
+    from .pharmacy import pharmacist_agent
+    from .ppsf import chat_template, load_tokenizer, response_template, use_ppsf
+
+
+def __getattr__(name: str) -> Any:
+    """Import the submodule that defines `name` (see _EXPORTS) and return the name from it."""
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -12,6 +12,7 @@ from typing import Any
 from .engine.agent import AgentConfig, AgentResult, InputTooLong
 from .engine.transcript import new_transcript_path
 from .pharmacy import SYSTEM_PROMPT, demo_examples, pharmacist_agent
+from .run_options import add_run_options, positive_int
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"  # as agent.engine.openai_backend: not imported here, openai is optional
 
@@ -21,17 +22,6 @@ def default_transcript() -> Path:
     from .engine.models import cache_dir
 
     return new_transcript_path(cache_dir() / "transcripts")
-
-
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
 
 
 def positive_seconds(text: str) -> float:
@@ -52,17 +42,6 @@ def undecodable(text: str) -> str | None:
             byte = f" (byte 0x{ord(ch) - 0xDC00:02x})" if 0xDC80 <= ord(ch) <= 0xDCFF else ""
             return f"it is not valid UTF-8 text: undecodable input at character {i}{byte}"
     return None
-
-
-def add_run_options(p: argparse.ArgumentParser, *, max_steps: int, max_new_tokens: int) -> None:
-    """--device, --dtype, --max-steps and --max-new-tokens, declared once for the CLI and agent.eval (whose
-    defaults differ on purpose: its committed results ran with 4 steps of 128 tokens)."""
-    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"])
-    p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"])
-    p.add_argument(
-        "--max-steps", type=positive_int, default=max_steps, help="generation steps before a final answer is forced"
-    )
-    p.add_argument("--max-new-tokens", type=positive_int, default=max_new_tokens, help="tokens per generation step")
 
 
 def build_parser() -> argparse.ArgumentParser:

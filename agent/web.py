@@ -305,8 +305,10 @@ def build(app: PharmacistApp):
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The options of `python app.py`."""
     parser = argparse.ArgumentParser(prog="python app.py", description="The PPSF pharmacist as a Gradio chat.")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=7860)
+    # No defaults of our own: left unset, Gradio reads GRADIO_SERVER_NAME / GRADIO_SERVER_PORT (which containers,
+    # proxies and Spaces set), else binds 127.0.0.1 on the first free port from 7860.
+    parser.add_argument("--host", help="address to bind (default: $GRADIO_SERVER_NAME, else 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="port (default: $GRADIO_SERVER_PORT, else the first free from 7860)")
     parser.add_argument("--model", help="Hub id or local folder (default: the bundled SmolLM2-135M-Instruct)")
     parser.add_argument("--adapter", default="auto", help="PEFT adapter folder or 'none' (default: the repo's)")
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"])

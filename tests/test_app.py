@@ -228,6 +228,34 @@ def test_the_app_removes_the_transcripts_it_wrote_when_it_exits_unless_asked_to_
         assert not folder.exists()
 
 
+@pytest.mark.parametrize(
+    ("argv", "address"),
+    [([], (None, None)), (["--host", "0.0.0.0", "--port", "8123"], ("0.0.0.0", 8123))],
+)
+def test_the_address_is_gradios_environment_unless_a_flag_names_it(monkeypatch, argv, address):
+    """Unset, --host and --port reach launch() as None, which makes Gradio read GRADIO_SERVER_NAME / _PORT."""
+    import agent.engine.openai_backend
+    import agent.ppsf
+    import agent.web
+
+    launched: dict = {}
+
+    class Demo:
+        def queue(self, **kwargs):
+            return self
+
+        def launch(self, **kwargs):
+            launched.update(kwargs)
+
+    monkeypatch.setenv("GRADIO_SERVER_PORT", "9999")  # read by Gradio, never by app.py
+    monkeypatch.setattr(agent.web, "build", lambda app: Demo())
+    monkeypatch.setattr(agent.web, "PharmacistApp", lambda *args, **kwargs: None)
+    monkeypatch.setattr(agent.ppsf, "load_tokenizer", lambda: None)
+    monkeypatch.setattr(agent.engine.openai_backend, "OpenAIGenerator", lambda *args, **kwargs: None)
+    assert agent.web.main(["--backend", "openai", *argv]) == 0
+    assert (launched["server_name"], launched["server_port"]) == address
+
+
 # ---- the real app in a real browser -------------------------------------------------------------------
 
 
@@ -235,8 +263,10 @@ def test_the_app_removes_the_transcripts_it_wrote_when_it_exits_unless_asked_to_
 def app_url(tmp_path_factory) -> Iterator[str]:
     port = free_port()
     url = f"http://127.0.0.1:{port}/"
+    # The address as containers and Spaces give it, in Gradio's own variables: app.py has no flag for it here.
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"}
-    command = [sys.executable, str(REPO_ROOT / "app.py"), "--port", str(port)]
+    env |= {"GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port)}
+    command = [sys.executable, str(REPO_ROOT / "app.py")]
 
     def ready() -> bool:
         try:

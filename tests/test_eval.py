@@ -378,8 +378,17 @@ def test_model_answer_is_scored_before_the_dose_check():
 RESULTS = Path(__file__).resolve().parent.parent / "eval" / "results"
 
 
-# docs/training.md's results table, column by column (the default adapter is "adapter"; the card shows base and adapter)
-README_COLUMNS = [
+INDEX = RESULTS / "index.jsonl"
+
+
+def indexed() -> dict[str, dict]:
+    """eval/results/index.jsonl by run name: every run ever scored (scripts/index_results.py)."""
+    return {d["name"]: d for d in ev.read_jsonl(INDEX)}
+
+
+# docs/training.md's results table, column by column, as the index holds each run (the history's files left the
+# tree; their figures are as scored then). The card shows base and default.
+TRAINING_COLUMNS = [
     "base",
     "stage1",
     "stage1_grounded",
@@ -394,15 +403,15 @@ README_COLUMNS = [
     "stage8",
     "gpu_fresh",
     "stage9",
-    "adapter",
+    "default",
 ]
-
-
 # Runs docs/training.md reports in its text only (not a table column)
-README_TEXT_RUNS = ["gpu_second_epoch", "round6_cpu", "wise_ft_05"]
+TRAINING_TEXT_RUNS = ["gpu_second_epoch", "round6_cpu", "wise_ft_05"]
+# The templated runs kept in the tree: what README.md and the docs cite as current
+KEPT = ["base", "default"]
 
 
-@pytest.mark.parametrize("name", README_COLUMNS + README_TEXT_RUNS)
+@pytest.mark.parametrize("name", KEPT)
 def test_committed_summary_rescores_from_the_committed_predictions(name):
     summary = json.loads((RESULTS / f"{name}_summary.json").read_text(encoding="utf-8"))
     cases = ev.read_jsonl(RESULTS.parent / "cases.jsonl")
@@ -412,16 +421,34 @@ def test_committed_summary_rescores_from_the_committed_predictions(name):
     assert {k: summary[k] for k in rescored} == rescored
 
 
+def test_the_results_index_is_current_and_the_tree_holds_only_what_it_cites():
+    import subprocess
+    import sys
+
+    script = RESULTS.parent.parent / "scripts" / "index_results.py"
+    done = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    runs = indexed()
+    assert {f"templated/{n}" for n in TRAINING_COLUMNS + TRAINING_TEXT_RUNS} <= set(runs)
+    kept = {Path(d[k]) for d in runs.values() if "summary" in d for k in ("summary", "predictions")}
+    extra = {p.relative_to(RESULTS.parent.parent) for p in RESULTS.rglob("*") if p.is_file()} - kept
+    assert extra == {Path("eval/results/index.jsonl"), Path("eval/results/recipe_probe/training_info.json")}
+    for run in runs.values():  # an archived run names the commit that still holds its files
+        assert ("summary" in run) != ("archived" in run), run["name"]
+        assert run["figures"]["cases"] == len(ev.read_jsonl(RESULTS.parent.parent / run["cases"])), run["name"]
+
+
 def test_readme_and_adapter_card_show_the_committed_scores():
     import card as card_writer  # training/card.py (training/ is on sys.path: tests/conftest.py)
 
-    base, tuned = (json.loads((RESULTS / f"{n}_summary.json").read_text(encoding="utf-8")) for n in ("base", "adapter"))
+    base, tuned = (json.loads((RESULTS / f"{n}_summary.json").read_text(encoding="utf-8")) for n in KEPT)
     readme = (RESULTS.parent.parent / "docs" / "training.md").read_text(encoding="utf-8")
     card = (RESULTS.parent.parent / "adapter" / "README.md").read_text(encoding="utf-8")
     for key, label in card_writer.CARD_METRICS:
         row = f"| {label} | {card_writer._fmt(base[key])} | {card_writer._fmt(tuned[key])} |"
         assert row in card, row
-    summaries = [json.loads((RESULTS / f"{n}_summary.json").read_text(encoding="utf-8")) for n in README_COLUMNS]
+    runs = indexed()
+    summaries = [runs[f"templated/{n}"]["figures"] for n in TRAINING_COLUMNS]
     for key, label in card_writer.CARD_METRICS:
         row = f"| {label} | {' | '.join(card_writer._fmt(s[key]) for s in summaries)} |"
         assert any(line.startswith(row) for line in readme.splitlines()), row
@@ -429,15 +456,15 @@ def test_readme_and_adapter_card_show_the_committed_scores():
 
 def test_committed_runs_say_how_they_were_run():
     """The default adapter's run had grounded names on; the runs before that option existed had them off."""
-    settings = {n: json.loads((RESULTS / f"{n}_summary.json").read_text(encoding="utf-8")) for n in README_COLUMNS}
+    settings = {n: indexed()[f"templated/{n}"]["figures"] for n in TRAINING_COLUMNS}
     ungrounded = ("base", "stage1", "extended")
-    assert all(settings[n]["grounded_names"] is True for n in README_COLUMNS if n not in ungrounded)
+    assert all(settings[n]["grounded_names"] is True for n in TRAINING_COLUMNS if n not in ungrounded)
     assert all("grounded_names" not in settings[n] for n in ungrounded)
     # the whole-name rule came after stage 6: measured on stage 6 apart, and on for the default
-    whole = ("adapter", "stage9", "gpu_fresh", "stage8", "stage7", "stage6_whole_names")
+    whole = ("default", "stage9", "gpu_fresh", "stage8", "stage7", "stage6_whole_names")
     assert all(settings[n]["whole_names"] is True for n in whole)
-    assert all("whole_names" not in settings[n] for n in README_COLUMNS if n not in whole)
-    assert settings["base"]["examples"] and not settings["adapter"]["examples"]
+    assert all("whole_names" not in settings[n] for n in TRAINING_COLUMNS if n not in whole)
+    assert settings["base"]["examples"] and not settings["default"]["examples"]
 
 
 # Free-text sets written for issue 24 by someone who had not read training/, eval/ or tests/, frozen before any
@@ -478,32 +505,60 @@ def test_free_text_sets_share_no_question_with_each_other_or_the_templated_set()
     assert len(set(queries)) == len(queries) and not set(queries) & templated
 
 
-@pytest.mark.parametrize(
-    ("name", "cases"),
-    [
-        ("dev_names_any", "dev"),
-        ("dev", "dev"),
-        ("test", "test"),
-        ("dev_adult_band", "dev"),
-        ("dev_as_written", "dev"),
-        ("dev_interaction_check", "dev"),
-        ("dev_checks", "dev"),
-        ("test_checks", "test"),
-        ("dev_answer_checks", "dev"),
-        ("test_answer_checks", "test"),
-        ("dev_internals_check", "dev"),
-        ("test_internals_check", "test"),
-        ("dev_patient_words", "dev"),
-        ("test_patient_words", "test"),
-    ],
-)
-def test_free_text_summaries_rescore_from_their_predictions(name, cases):
-    folder = RESULTS / "freetext"
-    summary = json.loads((folder / f"{name}_summary.json").read_text(encoding="utf-8"))
-    rescored = ev.score(
-        ev.read_jsonl(RESULTS.parent / f"freetext_{cases}.jsonl"), ev.read_jsonl(folder / f"{name}_predictions.jsonl")
-    )
-    assert {k: summary[k] for k in rescored} == rescored
+# docs/training.md's free-text table, row by row: the history as the index holds it, then the default's runs
+FREETEXT_HISTORY = [
+    "dev_names_any",
+    "dev",
+    "test",
+    "dev_adult_band",
+    "dev_as_written",
+    "dev_interaction_check",
+    "dev_checks",
+    "test_checks",
+    "dev_answer_checks",
+    "test_answer_checks",
+    "dev_internals_check",
+    "test_internals_check",
+]
+
+
+@pytest.mark.parametrize("name", FREETEXT_HISTORY + ["default_dev", "default_test"])
+def test_free_text_figures_in_the_docs_are_the_indexed_ones(name):
+    summary = indexed()[f"freetext/{name}"]["figures"]
     assert summary["names_only"] is (name != "dev_names_any")
     readme = (RESULTS.parent.parent / "docs" / "training.md").read_text(encoding="utf-8")
     assert f"| {name} | {summary['tool_args_accuracy'] * 100:.1f} % |" in readme
+
+
+@pytest.mark.parametrize("cases", ["dev", "test"])
+def test_the_defaults_free_text_summaries_rescore_from_their_predictions(cases):
+    folder = RESULTS / "freetext"
+    summary = json.loads((folder / f"default_{cases}_summary.json").read_text(encoding="utf-8"))
+    rescored = ev.score(
+        ev.read_jsonl(RESULTS.parent / f"freetext_{cases}.jsonl"),
+        ev.read_jsonl(folder / f"default_{cases}_predictions.jsonl"),
+    )
+    assert {k: summary[k] for k in rescored} == rescored
+
+
+def test_the_cards_first_model_figures_are_the_frozen_free_text_tests_then_dev_then_templated():
+    """README.md's first table of scores: the kept runs' summaries, the frozen free-text test's first."""
+    readme = (RESULTS.parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## The model and its scores", 1)[1]
+    table = next(b.splitlines() for b in section.split("\n\n") if b.startswith("|"))
+    pct = lambda x: "100 %" if x == 1 else f"{x * 100:.1f} %"  # noqa: E731
+    rows = []
+    for label, path in [
+        ("**free-text test, frozen (50)**", "freetext/default_test"),
+        ("free-text dev (30)", "freetext/default_dev"),
+        ("templated, overstated (208)", "default"),
+    ]:
+        s = json.loads((RESULTS / f"{path}_summary.json").read_text(encoding="utf-8"))
+        args = pct(s["tool_args_accuracy"])
+        cells = [label, f"**{args}**" if label.startswith("**") else args, pct(s["tool_name_accuracy"])]
+        cells += [f"{pct(s['no_tool_precision'])} / {pct(s['no_tool_recall'])}", pct(s["must_mention_rate"])]
+        cells += [pct(s["answer_language_match"]), str(s["unsafe_dose_answers"])]
+        assert s["unsafe_dose_model_answers"] == s["unsafe_dose_answers"]  # no column hides the model's own
+        rows.append("| " + " | ".join(cells) + " |")
+    assert table[2:] == rows
+    assert "tool + arguments (model)" in table[0] and "key fact in answer (with checks)" in table[0]

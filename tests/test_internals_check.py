@@ -22,7 +22,7 @@ def test_identifiers_are_the_names_no_prose_has():
 
 @pytest.mark.parametrize(
     ("text", "answer"),
-    [  # what small models wrote after these failures (eval/results/extended_predictions.jsonl)
+    [  # what small models wrote after these failures (templated/extended in eval/results/index.jsonl)
         (call("find_warnings", drug="Parol"), "'find_warnings' returned an error code: unknown_tool. Please retry."),
         (
             '@TOOL_CALL\n{"name": "lookup", "arguments": {"drug": "Parol"',

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import os
 import subprocess
 import sys
@@ -37,6 +38,50 @@ def test_the_engine_imports_nothing_from_the_pharmacy(path):
     assert not pharmacy, f"{path.name} imports {sorted(pharmacy)}"
 
 
+@pytest.mark.parametrize("path", sorted((PACKAGE / "ppsf").glob("*.py")), ids=lambda p: p.name)
+def test_the_format_imports_nothing_from_the_engine_or_the_front_ends(path):
+    above = {m for m in imported_modules(path) if m.startswith(("agent.engine", "agent.pharmacy", "agent.eval"))}
+    above |= {m for m in imported_modules(path) if m.startswith(("agent.cli", "agent.web", "agent.export"))}
+    assert not above, f"{path.name} imports {sorted(above)}"
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "eval").glob("*.py")), ids=lambda p: p.name)
+def test_the_evaluation_imports_nothing_from_the_cli(path):
+    front = {m for m in imported_modules(path) if m.startswith(("agent.cli", "agent.web"))}
+    assert not front, f"{path.name} imports {sorted(front)}"
+
+
+HEAVY = ("torch", "transformers")
+IMPORTED = "import sys; {imports}; print(' '.join(m for m in {heavy!r} if m in sys.modules))"
+
+
+def modules_after(imports: str) -> set[str]:
+    """Which of HEAVY a fresh interpreter holds in sys.modules after running `imports`."""
+    code = IMPORTED.format(imports=imports, heavy=HEAVY)
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return set(out.stdout.split())
+
+
+def test_the_format_and_the_package_import_neither_torch_nor_transformers():
+    """The template, markers and parser alone (`import agent.ppsf`, `import agent`) do not load the engine."""
+    light = "import agent, agent.ppsf; from agent.ppsf import STOP_STRINGS, chat_template, feed, parse_reply"
+    light += "; from agent import response_template, use_ppsf; chat_template(); response_template()"
+    assert modules_after(light) == set()
+    # The check sees an import when one happens: the first engine name asked of `agent` loads both.
+    assert modules_after("import agent; agent.AgentConfig") == set(HEAVY)
+
+
+def test_every_public_name_of_the_package_resolves_to_its_module():
+    import agent
+
+    assert sorted(agent.__all__) == sorted(agent._EXPORTS)
+    for name, module in agent._EXPORTS.items():
+        assert getattr(agent, name) is getattr(importlib.import_module(module, "agent"), name), name
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        agent.nothing  # noqa: B018
+
+
 @pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_no_module_edits_sys_path_or_the_environment_on_import(path):
     text = path.read_text(encoding="utf-8")
@@ -48,7 +93,10 @@ def test_a_built_wheel_runs_the_agent_outside_the_checkout(tmp_path):
     """`pip install .` (not editable): templates, data and the adapter come from the package, not the checkout."""
     wheels = tmp_path / "wheels"
     build = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(wheels)]
-    subprocess.run([*build, str(REPO_ROOT)], check=True, timeout=600)
+    built = subprocess.run([*build, str(REPO_ROOT)], capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, built.stderr[-2000:]
+    # pyproject declares its packages and their data as setuptools expects: no warning wall while installing
+    assert "Warning" not in built.stdout + built.stderr, (built.stdout + built.stderr)[-2000:]
     (wheel,) = wheels.glob("ppsf-*.whl")
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)

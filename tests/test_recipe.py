@@ -245,10 +245,10 @@ def test_the_templated_split_is_what_the_script_writes_and_test_is_frozen():
 @pytest.mark.parametrize(
     ("stem", "predictions"),
     [
-        ("templated_dev", "adapter_predictions.jsonl"),
-        ("templated_test", "adapter_predictions.jsonl"),
-        ("freetext_dev", "freetext/dev_internals_check_predictions.jsonl"),
-        ("freetext_test", "freetext/test_internals_check_predictions.jsonl"),
+        ("templated_dev", "default_predictions.jsonl"),
+        ("templated_test", "default_predictions.jsonl"),
+        ("freetext_dev", "freetext/default_dev_predictions.jsonl"),
+        ("freetext_test", "freetext/default_test_predictions.jsonl"),
     ],
 )
 def test_the_defaults_figures_on_the_four_sets_rescore(stem, predictions):

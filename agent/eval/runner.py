@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..cli import add_run_options
+from ..run_options import add_run_options
 from .scoring import prediction_from_messages, score
 
 

@@ -20,7 +20,7 @@ def load_gguf_tokenizer() -> Any:
     """SmolLM2's tokenizer, read from the bundled GGUF (the source of the repo's tokenizer.json)."""
     from transformers import AutoTokenizer
 
-    from ..engine.models import default_gguf_path
+    from ..bundled_model import default_gguf_path
 
     path = default_gguf_path()
     return AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)

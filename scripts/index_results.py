@@ -1,0 +1,328 @@
+#!/usr/bin/env python
+"""Write eval/results/index.jsonl: one line for every evaluation run ever scored, in tree or archived.
+
+    python scripts/index_results.py          # rewrite the index
+    python scripts/index_results.py --check  # exit 1 when the index is not what this script would write
+
+Each line: `name`, `what` (the run, in words), `cases` (the set) and its `cases_sha256`, `command` (when known),
+`training_data_sha256` and `training_data_command` (when recorded), where the run's files are, and `figures`:
+its summary as `python -m agent.eval` wrote it (every metric and setting, per intent included).
+
+A run whose summary is in the tree (`summary` names it) is indexed from it, so a re-scored summary makes
+--check fail until the index is rewritten. A run whose files have left the tree keeps its line as the index
+holds it, with `archived`: the paths it had and the last commit that held them (`git show COMMIT:PATH` brings
+the predictions back); its figures are as scored then, against that commit's tools, not re-scored today.
+RUNS below lists every run; a run missing both from the tree and from the index is an error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = Path("eval") / "results"
+INDEX = RESULTS / "index.jsonl"
+
+TEMPLATED = "eval/cases.jsonl"
+FREETEXT_DEV = "eval/freetext_dev.jsonl"
+FREETEXT_TEST = "eval/freetext_test.jsonl"
+EVAL = "python -m agent.eval"
+# The default adapter interpolates stages 9 and 10; its record (adapter/training_info.json) is stage 10's.
+DEFAULT_STAGE = 10
+
+
+@dataclass(frozen=True)
+class Run:
+    """One scored run: its index name, the files its summary and predictions lie (or lay) in, and what it is."""
+
+    name: str
+    stem: str  # RESULTS / f"{stem}_summary.json", f"{stem}_predictions.jsonl"
+    cases: str
+    what: str
+    command: str | None = None
+    training_info: str | None = None  # a training_info.json beside the run, whose data_sha256 it trained on
+    formerly: str | None = None  # the stem it had before it was named for what it is
+    stage: int | None = None  # a stage of the default adapter: the data_sha256 adapter/training_info.json gives it
+
+
+def _stage(n: int, extra: str = "") -> str:
+    return f"the adapter after training stages 1-{n} (docs/training.md){extra}"
+
+
+RUNS: tuple[Run, ...] = (
+    # ---- kept in the tree: what README.md and the docs cite as current
+    Run(
+        "templated/default",
+        "default",
+        TEMPLATED,
+        "the current default adapter (stages 9 and 10 interpolated, WiSE-FT 0.7), grounded whole names",
+        f"{EVAL} {TEMPLATED} --predictions eval/results/default_predictions.jsonl",
+        formerly="adapter",
+        stage=DEFAULT_STAGE,
+    ),
+    Run(
+        "templated/base",
+        "base",
+        TEMPLATED,
+        "the base model, SmolLM2-135M-Instruct without an adapter, with the one-shot worked example",
+        f"{EVAL} {TEMPLATED} --adapter none --predictions eval/results/base_predictions.jsonl",
+    ),
+    Run(
+        "freetext/default_dev",
+        "freetext/default_dev",
+        FREETEXT_DEV,
+        "the current default adapter and agent (answer checks, the tools' patient messages, asked-for ages, the "
+        "crisis check) on the free-text dev set",
+        f"{EVAL} {FREETEXT_DEV} --predictions eval/results/freetext/default_dev_predictions.jsonl",
+        formerly="freetext/dev_patient_words",
+        stage=DEFAULT_STAGE,
+    ),
+    Run(
+        "freetext/default_test",
+        "freetext/default_test",
+        FREETEXT_TEST,
+        "the current default adapter and agent on the frozen free-text test set, reported only",
+        f"{EVAL} {FREETEXT_TEST} --predictions eval/results/freetext/default_test_predictions.jsonl",
+        formerly="freetext/test_patient_words",
+        stage=DEFAULT_STAGE,
+    ),
+    Run(
+        "recipe_probe/freetext_dev",
+        "recipe_probe/freetext_dev",
+        FREETEXT_DEV,
+        "the CPU probe of the recipe's composed data (the default continued 70 steps), free-text dev",
+        training_info="recipe_probe/training_info.json",
+    ),
+    Run(
+        "recipe_probe/templated_dev",
+        "recipe_probe/templated_dev",
+        "eval/templated_dev.jsonl",
+        "the CPU probe of the recipe's composed data (the default continued 70 steps), templated dev",
+        training_info="recipe_probe/training_info.json",
+    ),
+    # ---- archived: the history docs/training.md tells (git history keeps the files)
+    Run("templated/stage1", "stage1", TEMPLATED, _stage(1), stage=1),
+    Run("templated/stage1_grounded", "stage1_grounded", TEMPLATED, _stage(1, ", grounded names"), stage=1),
+    Run(
+        "templated/extended",
+        "extended",
+        TEMPLATED,
+        "a fresh LoRA trained on the extended recipe (stage 2's data) alone",
+        training_info="extended_training_info.json",
+    ),
+    Run("templated/stage2", "stage2", TEMPLATED, _stage(2, ", grounded names"), stage=2),
+    Run("templated/stage3", "stage3", TEMPLATED, _stage(3, ", grounded names"), stage=3),
+    Run("templated/stage4", "stage4", TEMPLATED, _stage(4, ", grounded names"), stage=4),
+    Run("templated/stage5", "stage5", TEMPLATED, _stage(5, ", grounded names"), stage=5),
+    Run("templated/stage6", "stage6", TEMPLATED, _stage(6, ", grounded names"), stage=6),
+    Run("templated/stage6_whole_names", "stage6_whole_names", TEMPLATED, _stage(6, ", grounded whole names"), stage=6),
+    Run("templated/stage7", "stage7", TEMPLATED, _stage(7, ", grounded whole names"), stage=7),
+    Run("templated/stage8", "stage8", TEMPLATED, _stage(8, ", grounded whole names"), stage=8),
+    Run(
+        "templated/gpu_fresh",
+        "gpu_fresh",
+        TEMPLATED,
+        "a fresh LoRA trained on the stage-9 data alone in one GPU run, grounded whole names",
+        training_info="gpu_fresh_training_info.json",
+    ),
+    Run("templated/stage9", "stage9", TEMPLATED, _stage(9, ", grounded whole names"), stage=9),
+    Run(
+        "templated/gpu_second_epoch",
+        "gpu_second_epoch",
+        TEMPLATED,
+        "stage 9 continued one more GPU epoch on a mix weighted to its failures, grounded whole names",
+        training_info="gpu_second_epoch_training_info.json",
+    ),
+    Run(
+        "templated/round6_cpu",
+        "round6_cpu",
+        TEMPLATED,
+        "stage 10 alone: stage 9 continued one CPU stage on the sixth phrasing round, grounded whole names",
+        training_info="round6_cpu_training_info.json",
+    ),
+    Run(
+        "templated/wise_ft_05",
+        "wise_ft_05",
+        TEMPLATED,
+        "stages 9 and 10 interpolated at weight 0.5 (WiSE-FT's usual choice), grounded whole names",
+        stage=DEFAULT_STAGE,
+    ),
+    Run(
+        "freetext/dev_names_any",
+        "freetext/dev_names_any",
+        FREETEXT_DEV,
+        "the default, names not held to medicines",
+        stage=DEFAULT_STAGE,
+    ),
+    Run(
+        "freetext/dev",
+        "freetext/dev",
+        FREETEXT_DEV,
+        "the default with names only (the first free-text dev run)",
+        stage=DEFAULT_STAGE,
+    ),
+    Run(
+        "freetext/test",
+        "freetext/test",
+        FREETEXT_TEST,
+        "the default with names only (the first test run)",
+        stage=DEFAULT_STAGE,
+    ),
+    Run(
+        "freetext/dev_adult_band",
+        "freetext/dev_adult_band",
+        FREETEXT_DEV,
+        "the default, once calculate_dose referred adults under 18.7 kg",
+        stage=DEFAULT_STAGE,
+    ),
+    Run(
+        "freetext/dev_as_written",
+        "freetext/dev_as_written",
+        FREETEXT_DEV,
+        "the default, once calculate_dose read weight and age as the patient wrote them",
+        stage=DEFAULT_STAGE,
+    ),
+    Run(
+        "freetext/dev_interaction_check",
+        "freetext/dev_interaction_check",
+        FREETEXT_DEV,
+        "the default with the agent's interaction check",
+        stage=DEFAULT_STAGE,
+    ),
+    Run(
+        "freetext/dev_checks",
+        "freetext/dev_checks",
+        FREETEXT_DEV,
+        "the default, once check_contraindications checked only what the patient spoke of",
+        stage=DEFAULT_STAGE,
+    ),
+    Run(
+        "freetext/test_checks",
+        "freetext/test_checks",
+        FREETEXT_TEST,
+        "as freetext/dev_checks, on the test set",
+        stage=DEFAULT_STAGE,
+    ),
+    Run(
+        "freetext/dev_answer_checks",
+        "freetext/dev_answer_checks",
+        FREETEXT_DEV,
+        "the default with the verdict and suggestion checks, suggestions only for close names",
+        stage=DEFAULT_STAGE,
+    ),
+    Run(
+        "freetext/test_answer_checks",
+        "freetext/test_answer_checks",
+        FREETEXT_TEST,
+        "as freetext/dev_answer_checks, on the test set",
+        stage=DEFAULT_STAGE,
+    ),
+    Run(
+        "freetext/dev_internals_check",
+        "freetext/dev_internals_check",
+        FREETEXT_DEV,
+        "the default with the internals check (no tool name or error code in an answer)",
+        stage=DEFAULT_STAGE,
+    ),
+    Run(
+        "freetext/test_internals_check",
+        "freetext/test_internals_check",
+        FREETEXT_TEST,
+        "as freetext/dev_internals_check, on the test set",
+        stage=DEFAULT_STAGE,
+    ),
+)
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(["git", *args], cwd=ROOT, check=True, capture_output=True, text=True).stdout
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _paths(run: Run) -> dict[str, str]:
+    return {
+        "summary": str(RESULTS / f"{run.stem}_summary.json"),
+        "predictions": str(RESULTS / f"{run.stem}_predictions.jsonl"),
+    }
+
+
+def _stage_infos() -> list[dict]:
+    """The default adapter's training runs, first to last (each names the run it continued), as training/card.py."""
+    stages = [json.loads((ROOT / "adapter" / "training_info.json").read_text(encoding="utf-8"))]
+    while (stages[0].get("init_adapter") or {}).get("training_info"):
+        stages.insert(0, stages[0]["init_adapter"]["training_info"])
+    return stages
+
+
+def _training_data(run: Run, read) -> dict[str, str | None]:
+    """The data the run's adapter trained on last (sha256 and generating command), where a training record has it."""
+    if run.stage is not None:
+        info = _stage_infos()[run.stage - 1]
+    elif run.training_info is not None:
+        info = json.loads(read(str(RESULTS / run.training_info)))
+    else:
+        info = {}
+    return {"training_data_sha256": info.get("data_sha256"), "training_data_command": info.get("data_command")}
+
+
+def entry(run: Run, old: dict | None) -> dict:
+    """The index line of `run`: from its summary when it is in the tree, else as `old` (the index) holds it."""
+    paths = _paths(run)
+    line = {"name": run.name, "what": run.what, "cases": run.cases, "command": run.command}
+    if (ROOT / paths["summary"]).is_file():
+        read = lambda path: (ROOT / path).read_bytes()  # noqa: E731
+        line |= {"cases_sha256": _sha256(read(run.cases))} | _training_data(run, read)
+        formerly = {"formerly": str(RESULTS / f"{run.formerly}_summary.json")} if run.formerly else {}
+        return line | paths | formerly | {"figures": json.loads(read(paths["summary"]))}
+    if old is not None and "archived" in old:
+        kept = ("cases_sha256", "training_data_sha256", "training_data_command", "archived", "figures")
+        return line | {k: old[k] for k in kept}
+    # Leaving the tree now: the last commit that added or changed it still holds it.
+    commit = _git("log", "-1", "--diff-filter=AM", "--format=%H", "--", paths["summary"]).strip()
+    if not commit:
+        raise SystemExit(f"{run.name}: {paths['summary']} is neither in the tree, nor in the index, nor in git")
+    read = lambda path: _git("show", f"{commit}:{path}").encode()  # noqa: E731
+    line |= {"cases_sha256": _sha256(read(run.cases))} | _training_data(run, read)
+    return line | {"archived": paths | {"commit": commit}, "figures": json.loads(read(paths["summary"]))}
+
+
+def build() -> str:
+    """The index's text: one JSON line per run of RUNS, in RUNS' order."""
+    path = ROOT / INDEX
+    old = {}
+    if path.is_file():
+        old = {d["name"]: d for d in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
+    names = [r.name for r in RUNS]
+    if len(set(names)) != len(names):
+        raise SystemExit("RUNS names a run twice")
+    return "".join(json.dumps(entry(r, old.get(r.name)), ensure_ascii=False) + "\n" for r in RUNS)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--check", action="store_true", help="report whether the index is current; write nothing")
+    args = p.parse_args(argv)
+    text = build()
+    path = ROOT / INDEX
+    if args.check:
+        current = path.read_text(encoding="utf-8") if path.is_file() else ""
+        if current != text:
+            print(f"{INDEX} is out of date: run python scripts/index_results.py", file=sys.stderr)
+            return 1
+        return 0
+    path.write_text(text, encoding="utf-8")
+    print(f"wrote {INDEX}: {len(RUNS)} runs")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
