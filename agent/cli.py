@@ -155,8 +155,8 @@ class Printer:
             args = json.dumps(event["arguments"], ensure_ascii=False)
             print(f"\n→ {event['name']}({args})", file=sys.stderr, flush=True)
             self.field, self.content = None, ""
-        elif "replaced" in event:  # an answer check's replacement: the final answer is printed next
-            print(f"\n[{kind.replace('_', ' ')}] {event['note']}:", file=sys.stderr, flush=True)
+        elif event.get("action") in ("replace", "answer", "refuse", "append"):  # a safety rule acted (its note only)
+            print(f"\n[{kind.replace('_', ' ')}] {event['note']}", file=sys.stderr, flush=True)
         elif kind == "tool_result":
             text = json.dumps(event["result"], ensure_ascii=False)
             print(f"← {event['name']}: {text[:240]}{'…' if len(text) > 240 else ''}", file=sys.stderr, flush=True)
@@ -279,6 +279,7 @@ def main(argv: list[str] | None = None) -> int:
         grounded_names=not args.no_grounded_names,
         whole_names=not args.no_whole_names,
         names_only=not args.no_names_only,
+        answers=args.answers,
         on_event=printer,
         tool_schemas=getattr(args, "tool_schemas", None),
     )

@@ -18,8 +18,15 @@ def positive_int(text: str) -> int:
 
 
 def add_run_options(p: argparse.ArgumentParser, *, max_steps: int, max_new_tokens: int) -> None:
-    """--device, --dtype, --max-steps and --max-new-tokens, declared once for the CLI and agent.eval (whose
-    defaults differ on purpose: its committed results ran with 4 steps of 128 tokens)."""
+    """--device, --dtype, --max-steps, --max-new-tokens and --answers, declared once for the CLI and agent.eval
+    (whose defaults differ on purpose: its committed results ran with 4 steps of 128 tokens)."""
+    p.add_argument(
+        "--answers",
+        default="tools",
+        choices=["tools", "model"],
+        help="who writes an answer the tools' results cover: the tools (the phrasebook; default, for the bundled "
+        "model) or the model (a larger one); the safety rules apply either way",
+    )
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"])
     p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"])
     p.add_argument(

@@ -103,12 +103,14 @@ class Turn:
             if parent is not None:
                 message["metadata"]["parent_id"] = parent["metadata"]["id"]
             self.messages.append(message)
-        elif "replaced" in event:  # an answer check (agent.engine.checks) replaced the model's answer
-            title = f"{kind.replace('_', ' ').capitalize()}: {event.get('note', 'the answer was replaced')}"
+        elif event.get("action") in ("replace", "answer", "refuse", "append"):
+            # A safety rule (an answer check or a triage rule) acted: the page says so, and never shows what
+            # it replaced (the transcript keeps that for the developer).
+            added = event["action"] == "append"
             self.messages.append({
                 "role": "assistant",
-                "content": f"The model wrote:\n\n> {event['replaced']}",
-                "metadata": {"title": title},
+                "content": SAFETY_RULE_ADDED if added else SAFETY_RULE_NOTE,
+                "metadata": {"title": f"Safety rule: {kind.replace('_', ' ')}"},
             })  # fmt: skip
         elif kind == "final":
             content = event["message"].get("content") or ""
@@ -117,6 +119,10 @@ class Turn:
             elif self.answer is None or self.answer["content"] != content:
                 self.answer = {"role": "assistant", "content": content}
                 self.messages.append(self.answer)
+
+
+SAFETY_RULE_NOTE = "A safety rule answered this question."
+SAFETY_RULE_ADDED = "A safety rule added to this answer."
 
 
 class PharmacistApp:

@@ -141,11 +141,11 @@ def first_call(messages: list[dict]) -> tuple[str | None, Any]:
 EXAMPLES = False
 
 
-def pharmacist_agent_for(model, tokenizer, config, generator):
+def pharmacist_agent_for(model, tokenizer, config, generator, answers: str = "tools"):
     from agent.pharmacy import demo_examples, pharmacist_agent
 
     examples = demo_examples() if EXAMPLES else None
-    return pharmacist_agent(model, tokenizer, config=config, examples=examples, generator=generator)
+    return pharmacist_agent(model, tokenizer, config=config, examples=examples, generator=generator, answers=answers)
 
 
 def cut_at_stop(text: str) -> str:
@@ -161,7 +161,15 @@ class AgentSystem:
     """agent.Agent with a recording CachedGenerator; the KV cache is dropped before each question."""
 
     def __init__(
-        self, model, tokenizer, max_steps: int, max_new_tokens: int, generator=None, name: str = "", cold: bool = False
+        self,
+        model,
+        tokenizer,
+        max_steps: int,
+        max_new_tokens: int,
+        generator=None,
+        name: str = "",
+        cold: bool = False,
+        answers: str = "tools",
     ) -> None:
         from agent.engine.agent import AgentConfig
         from agent.engine.generation import CachedGenerator
@@ -169,7 +177,7 @@ class AgentSystem:
         self.tokenizer = tokenizer
         self.recorder = Recorder(generator or CachedGenerator(model, tokenizer))
         config = AgentConfig(max_steps=max_steps, max_new_tokens=max_new_tokens)
-        self.agent = pharmacist_agent_for(model, tokenizer, config, self.recorder)
+        self.agent = pharmacist_agent_for(model, tokenizer, config, self.recorder, answers)
         self.cold = cold
         if cold:
             self.recorder.inner.draft_tokens = 0
@@ -598,6 +606,13 @@ def report(
 
     faster("agent_llamacpp", "agent_cold", 3.0)
     faster("agent", "agent_cold", 1.0)
+    faster("agent", "agent_model_answers", 1.0)
+    a, b = by.get("agent"), by.get("agent_model_answers")
+    if a is not None and b is not None and a.cases and b.cases:
+        lines.append(
+            f"per conversation: {a.name} {a.decoded_tokens / a.cases:.1f} decoded tokens, {a.seconds / a.cases:.2f} s; "
+            f"{b.name} {b.decoded_tokens / b.cases:.1f} decoded tokens, {b.seconds / b.cases:.2f} s (same questions)"
+        )
     faster("agent_llamacpp", "stops", 1.5)
     faster("agent_llamacpp", "llamacpp_loop", 1.5)
     faster("agent", "pipeline", 3.0)
@@ -638,7 +653,7 @@ def report(
     return "\n".join(lines)
 
 
-SYSTEMS = ("agent_cold", "agent", "agent_llamacpp", "pipeline", "stops", "llamacpp_loop", "smolagents")
+SYSTEMS = ("agent_cold", "agent_model_answers", "agent", "agent_llamacpp", "pipeline", "stops", "llamacpp_loop", "smolagents")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -699,7 +714,10 @@ def main(argv: list[str] | None = None) -> int:
 
     if "agent_cold" in names:  # the previous release: every question from an empty cache, no lookahead
         add("agent_cold", AgentSystem(model, tokenizer, max_steps, max_new_tokens, cold=True))
-    if "agent" in names:
+    if "agent_model_answers" in names:  # before the phrasebook: the model writes every answer
+        name = "agent, the model writes answers (torch)"
+        add("agent_model_answers", AgentSystem(model, tokenizer, max_steps, max_new_tokens, name=name, answers="model"))
+    if "agent" in names:  # the tools' results write the answers they cover (answers="tools", the default)
         add("agent", AgentSystem(model, tokenizer, max_steps, max_new_tokens))
     if "agent_llamacpp" in names:
         name = "agent (this repo, llama.cpp)"

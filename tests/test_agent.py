@@ -334,12 +334,8 @@ def test_a_dose_above_the_tools_maximum_is_replaced_by_the_tools_figures(tmp_pat
     assert f"tek doz {dose['per_dose_mg']:g} mg" in content and f"{dose['max_daily_mg']:g} mg" in content
     assert "5000" not in content and result.messages[-1] is result.message
     event = next(e for e in agent.events if e["type"] == "dose_check")
-    assert event == {
-        "type": "dose_check",
-        "replaced": "Parol: 5000 mg verin.",
-        "content": content,
-        "note": DoseCheck.note,
-    }
+    # The event says which rule did what; the replaced text is in the transcript only.
+    assert event == {"type": "dose_check", "rule": "dose_check", "action": "replace", "note": DoseCheck.note}
     lines = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     assert any(x.get("replaced") == "Parol: 5000 mg verin." for x in lines)  # the model's text is kept
 
@@ -364,9 +360,7 @@ def test_cli_printer_announces_a_dose_check_and_leaves_the_answer_to_the_final_p
     from agent.cli import Printer
 
     printer = Printer(stream=True)
-    printer({"type": "text", "field": "content", "text": "Parol: 5000 mg verin."})
-    replaced = "Parol: 5000 mg verin."
-    printer({"type": "dose_check", "replaced": replaced, "content": "Parol: tek doz 300 mg.", "note": "x"})
+    printer({"type": "dose_check", "rule": "dose_check", "action": "replace", "note": "x"})
     out = capsys.readouterr()
-    assert "[dose check]" in out.err and "tek doz 300 mg" not in out.out
+    assert "[dose check] x" in out.err and "tek doz 300 mg" not in out.out and "5000" not in out.out + out.err
     assert printer.content.strip() != "Parol: tek doz 300 mg."  # so the CLI prints the final answer after it

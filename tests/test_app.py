@@ -58,17 +58,18 @@ def test_errors_and_answer_check_replacements_are_marked():
     turn.apply({"type": "tool_call", "name": "calculate_dose", "arguments": {}})
     error = {"error": {"code": "invalid_input", "message": "weight_kg must be a number"}}
     turn.apply({"type": "tool_result", "name": "calculate_dose", "id": "c", "result": error})
-    turn.apply({"type": "text", "field": "content", "text": "5000 mg"})
     note = "a dose the tool did not give"
-    turn.apply({"type": "dose_check", "replaced": "5000 mg", "content": "tek doz 300 mg", "note": note})
+    turn.apply({"type": "dose_check", "rule": "dose_check", "action": "replace", "note": note})
     turn.apply({"type": "final", "message": {"role": "assistant", "content": "tek doz 300 mg"}})
     titles = [m.get("metadata", {}).get("title") for m in turn.messages]
     assert "Error from calculate_dose: invalid_input" in titles
-    assert "Dose check: a dose the tool did not give" in titles
+    assert "Safety rule: dose check" in titles
     assert turn.messages[-1] == {"role": "assistant", "content": "tek doz 300 mg"}
-    # Any answer check is marked by its own name and note (agent.engine.checks).
-    turn.apply({"type": "interaction_check", "replaced": "ok", "content": "ok\n\nCoumadin + Aspirin", "note": "added"})
-    assert turn.messages[-1]["metadata"]["title"] == "Interaction check: added"
+    assert not any("5000" in m["content"] for m in turn.messages)  # what a rule replaced is never shown
+    # Any rule is marked by its own name (agent.engine.checks, agent.engine.triage); an addition as one.
+    turn.apply({"type": "interaction_check", "rule": "interaction_check", "action": "append", "note": "added"})
+    assert turn.messages[-1]["metadata"]["title"] == "Safety rule: interaction check"
+    assert turn.messages[-1]["content"] == "A safety rule added to this answer."
 
 
 def test_stop_ends_the_run_and_frees_the_model():

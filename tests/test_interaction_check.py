@@ -84,8 +84,8 @@ def test_the_agent_adds_the_warning_and_keeps_the_models_text(tmp_path):
     event = next(e for e in agent.events if e["type"] == "interaction_check")
     assert event == {
         "type": "interaction_check",
-        "replaced": model_text,
-        "content": content,
+        "rule": "interaction_check",
+        "action": "append",
         "note": InteractionCheck.note,
     }
     # Nothing the model said is taken back: the warning follows it (prose is shown once checked, not streamed).

@@ -31,7 +31,7 @@ def test_an_offer_of_what_the_tools_did_not_suggest_is_replaced_by_their_answer(
     assert result.message["content"].endswith("Lütfen ilacın adını kontrol edin.")
     assert result.replaced_answer == model
     event = next(e for e in agent.events if e["type"] == "suggestion_check")
-    assert event["note"] == SuggestionCheck.note and event["replaced"] == model
+    assert event["note"] == SuggestionCheck.note and event["action"] == "replace"
 
 
 def test_the_tools_own_suggestion_passes_and_the_check_can_be_turned_off():

@@ -61,7 +61,7 @@ def test_the_agent_replaces_a_wrong_verdict_keeps_the_models_text_and_can_turn_t
     assert verdict["verdict"] == "unknown" and result.replaced_answer == "Buscopan: uygun."
     assert result.message["content"].startswith("Buscopan (Hiyosin butilbromür): belirsiz (unknown).")
     event = next(e for e in agent.events if e["type"] == "verdict_check")
-    assert event["replaced"] == "Buscopan: uygun." and event["note"] == VerdictCheck.note
+    assert event["action"] == "replace" and event["note"] == VerdictCheck.note
     # Held back while it may replace: the wrong verdict was never streamed.
     assert not any(e["type"] == "text" and "uygun" in e["text"] for e in agent.events)
     agent, _ = make_agent(texts, tools=PHARMACY_TOOLS, tool_timeout=30.0, verdict_check=False)

@@ -29,11 +29,18 @@ sys.path.insert(0, str(ROOT))
 
 from agent.pharmacy.emergency import BUCKETS, LABELS, LANGUAGES, WEIGHTS, EmergencyDetector, features  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "training"))
+
 TRAIN = sorted((ROOT / "training" / "emergency").glob("*.jsonl"))
 DEV = ROOT / "eval" / "emergency_dev.jsonl"
 TEST = ROOT / "eval" / "emergency_test.jsonl"
 TARGET_RECALL = 0.98
-GRID = [(l2, epochs) for l2 in (1e-5, 1e-4, 1e-3) for epochs in (60, 150)]
+# Ordinary pharmacy questions: the patient messages of the recipe's own training conversations (what the model
+# is taught to look up) are ordinary ones to learn from; the free-text and templated dev questions measure the
+# false alarms of everyday traffic (dev sets: for choices).
+ORDINARY_TRAIN = 1500
+ORDINARY_DEV = (ROOT / "eval" / "freetext_dev.jsonl", ROOT / "eval" / "templated_dev.jsonl")
+GRID = [(l2, epochs) for l2 in (1e-6, 1e-5) for epochs in (40, 80)]
 
 
 def read_cases(path: Path) -> list[dict]:
@@ -69,6 +76,41 @@ def examples(cases: list[dict]) -> list[tuple[str, int, int]]:
     return out
 
 
+def ordinary_messages(n: int = ORDINARY_TRAIN, seed: int = 11) -> list[dict]:
+    """n patient messages of the recipe's training conversations (its mix and surface), as "none" cases; the
+    exchanges the data answers with its refusal (a lethal amount asked) are left out."""
+    import random
+
+    import generate_data as gd
+    from compose import ComposedGenerator
+    from recipe import load_recipe
+
+    from agent.pharmacy.answers import REFUSAL_ANSWER
+
+    data = load_recipe(ROOT / "training" / "recipes" / "default.yaml")["data"]
+    rng = random.Random(seed)
+    gen = ComposedGenerator(rng, gd.build_names(), data["mix"], data["surface"])
+    refusals = set(REFUSAL_ANSWER.values())
+    out: list[dict] = []
+    while len(out) < n:
+        messages = gd.conversation(gen, rng)["messages"]
+        for m, after in zip(messages, messages[1:], strict=False):
+            if m["role"] == "user" and isinstance(m.get("content"), str) and after.get("content") not in refusals:
+                out.append({"id": f"ORD-{len(out)}", "text": m["content"], "label": "none"})
+    return out[:n]
+
+
+def ordinary_dev() -> list[dict]:
+    """The dev questions of the agent's own evaluation, as ordinary ("none") cases."""
+    cases = []
+    for path in ORDINARY_DEV:
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
+            case = json.loads(line)
+            messages = case.get("messages") or [{"role": "user", "content": case["query"]}]
+            cases.append({"id": f"{path.stem}-{n}", "messages": messages, "label": "none"})
+    return cases
+
+
 def train(rows: list[tuple[str, int, int]], l2: float, epochs: int, seed: int = 0) -> dict:
     torch.manual_seed(seed)
     ids = [torch.tensor(_features(t)) for t, _, _ in rows]
@@ -85,20 +127,24 @@ def train(rows: list[tuple[str, int, int]], l2: float, epochs: int, seed: int = 
     lang_b = torch.zeros(len(LANGUAGES), requires_grad=True)
     params = [label_w.weight, lang_w.weight, label_b, lang_b]
     opt = torch.optim.Adam(params, lr=0.05)
-    # No class weights: the prior stays the data's (most messages are ordinary), so a message with nothing
-    # the model knows ("x", "4") reads as none; the threshold, chosen on dev, trades recall for false alarms.
+    # Each class weighs alike in the loss (it ranks emergencies better on dev than the data's own mix), and the
+    # data's prior is put back into the bias afterwards, so a message with nothing the model knows ("x", "4")
+    # reads as the ordinary message most are; the threshold, chosen on dev, trades recall for false alarms.
+    counts = torch.bincount(labels, minlength=len(LABELS)).clamp(min=1).float()
+    class_weight = counts.sum() / (len(LABELS) * counts)
     for _ in range(epochs):
         opt.zero_grad()
         label_logits = label_w(flat, offsets) * scale[:, None] + label_b
         lang_logits = lang_w(flat, offsets) * scale[:, None] + lang_b
-        loss = torch.nn.functional.cross_entropy(label_logits, labels)
+        loss = torch.nn.functional.cross_entropy(label_logits, labels, weight=class_weight)
         loss = loss + torch.nn.functional.cross_entropy(lang_logits, langs)
         loss = loss + l2 * (label_w.weight.pow(2).sum() + lang_w.weight.pow(2).sum())
         loss.backward()
         opt.step()
+    prior = (counts / counts.sum()).log()
     return {
         "label_w": label_w.weight.detach().numpy().copy(),
-        "label_b": label_b.detach().numpy().copy(),
+        "label_b": (label_b.detach() + prior).numpy().copy(),
         "lang_w": lang_w.weight.detach().numpy().copy(),
         "lang_b": lang_b.detach().numpy().copy(),
     }
@@ -171,29 +217,54 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     t0 = time.perf_counter()
     train_cases = [c for path in TRAIN for c in read_cases(path)]
-    dev = read_cases(DEV)
-    rows = examples(train_cases)
+    dev, everyday = read_cases(DEV), ordinary_dev()
+    rows = examples(train_cases + ordinary_messages())
     best = None
     for l2, epochs in GRID:
         weights = train(rows, l2, epochs)
-        det = EmergencyDetector({k: v.astype("float16").astype("float32") for k, v in weights.items()}, 0.5)
+        det = EmergencyDetector(_weights(weights), 0.5)
         det.threshold = pick_threshold(det, dev, TARGET_RECALL)
         dev_figures = figures(det, dev)
         print(f"l2={l2:g} epochs={epochs}: threshold {det.threshold:.3f} dev {_line(dev_figures)}")
-        key = (dev_figures["recall"] >= TARGET_RECALL, -dev_figures["false_alarms"], dev_figures["recall"])
+        # Chosen by the false alarms at 95 % recall too: at 98 % a few dev cases decide alone.
+        det95 = EmergencyDetector(_weights(weights), pick_threshold(det, dev, 0.95))
+        fa95 = figures(det95, dev)["false_alarms"]
+        dev_figures["everyday_false_alarms"] = figures(det, everyday)["false_alarms"]
+        print(f"    false alarms at 95 % recall: {fa95:.1%}; on everyday dev questions {_everyday(dev_figures)}")
+        key = (
+            dev_figures["recall"] >= TARGET_RECALL,
+            -(dev_figures["false_alarms"] + fa95 + dev_figures["everyday_false_alarms"]),
+            dev_figures["recall"],
+        )
         if best is None or key > best[0]:
             best = (key, l2, epochs, weights, det.threshold, dev_figures)
     _, l2, epochs, weights, threshold, dev_figures = best
-    info = {"train_cases": len(train_cases), "l2": l2, "epochs": epochs, "dev": _public(dev_figures)}
+    info = {
+        "train_cases": len(train_cases),
+        "ordinary_train": ORDINARY_TRAIN,
+        "l2": l2,
+        "epochs": epochs,
+        "dev": _public(dev_figures),
+    }
     save(weights, threshold, args.out, info)
     print(f"chosen l2={l2:g} epochs={epochs} threshold {threshold:.3f}; {len(train_cases)} training cases")
-    print(f"dev  ({len(dev)}): {_line(dev_figures)}; missed {dev_figures['missed']}")
+    print(f"dev  ({len(dev)}): {_line(dev_figures)}; everyday {_everyday(dev_figures)}")
+    print(f"dev missed: {dev_figures['missed']}")
     if args.test:
         det = EmergencyDetector.load(args.out)
         test_figures = figures(det, read_cases(TEST))
         print(f"test ({test_figures['cases']}): {_line(test_figures)}; missed {test_figures['missed']}")
     print(f"{time.perf_counter() - t0:.1f} s")
     return 0
+
+
+def _weights(weights: dict) -> dict:
+    """The weights as the shipped file holds them (float16), for scoring what will ship."""
+    return {k: v.astype("float16").astype("float32") for k, v in weights.items()}
+
+
+def _everyday(f: dict) -> str:
+    return f"{f['everyday_false_alarms']:.1%} of {len(ordinary_dev())}"
 
 
 def _public(f: dict) -> dict:

@@ -322,8 +322,11 @@ class Agent:
             if replacement is None:
                 continue
             messages[-1] = {**messages[-1], "content": replacement}
-            log.write(check.name, replaced=answer, message=messages[-1])
-            self._emit({"type": check.name, "replaced": answer, "content": replacement, "note": check.note})
+            # "append": the check added to the answer and took nothing back; "replace": the answer is another.
+            action = "append" if answer.strip() and replacement.startswith(answer.rstrip()) else "replace"
+            log.write(check.name, action=action, replaced=answer, message=messages[-1])
+            # The event names the rule and what it did; what it replaced stays in the transcript only.
+            self._emit({"type": check.name, "rule": check.name, "action": action, "note": check.note})
             replaced = answer if replaced is None else replaced
         return replaced
 

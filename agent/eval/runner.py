@@ -143,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
             grounded_names=args.grounded_names,
             whole_names=args.whole_names,
             names_only=args.names_only,
+            answers=args.answers,
             tool_schemas=schemas,
         )
         started = time.time()
