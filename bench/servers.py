@@ -131,8 +131,11 @@ def vllm_serve(
 def llama_cpp_serve(gguf: Path, log_path: Path, *, threads: int = 2, timeout: float = 180.0) -> Iterator[str]:
     """Run `llama_cpp.server` on gguf on a free 127.0.0.1 port as `ppsf` (n_ctx 8192); yield its /v1 URL."""
     port = free_port()
+    # One model, one sequence: concurrent requests wait their turn; by default a new request would instead cut the
+    # running stream short (interrupt_requests), which no conversation survives.
     command = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1", "--port",
-               str(port), "--n_ctx", "8192", "--n_threads", str(threads), "--model_alias", "ppsf"]  # fmt: skip
+               str(port), "--n_ctx", "8192", "--n_threads", str(threads), "--model_alias", "ppsf",
+               "--interrupt_requests", "False"]  # fmt: skip
     base_url = f"http://127.0.0.1:{port}/v1"
     with running(command, {**os.environ, "HF_HUB_OFFLINE": "1"}, log_path, _openai_ready(base_url), timeout):
         yield base_url
