@@ -248,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
             if "transformers" in servers
             else ""
         )
-        + (f", llama_cpp.server on {gguf.name}, {args.threads} threads" if "llamacpp" in servers else "")
+        + (f"; llama_cpp.server: {gguf.name}, {args.threads} thread(s)" if "llamacpp" in servers else "")
         + f" (server logs: {logs})"
     )
     print(report(rows, local, settings))
