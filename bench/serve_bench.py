@@ -1,15 +1,18 @@
-"""Serving, measured: N agent conversations at once through `transformers serve`, behind `--backend openai`.
+"""Serving, measured: N agent conversations at once through a server, behind `--backend openai`.
 
     python -m agent.export OUT --gguf none                                    # the merged model folder
     python bench/serve_bench.py OUT --device cuda --concurrency 1,8,32 --local
-    python bench/serve_bench.py OUT --device cpu --concurrency 1,2 --conversations 2   # a smoke run on CPU
+    python bench/serve_bench.py OUT --device cpu --servers llamacpp,vllm --concurrency 1,4,8 --conversations 8
 
-Starts `transformers serve OUT` on 127.0.0.1 (continuous batching unless --no-continuous-batching), then runs
+Starts each of --servers on 127.0.0.1 in turn: `transformers serve OUT` (continuous batching unless
+--no-continuous-batching), vLLM's CPU build (`make vllm`; OUT with the ppsf tool parser) or `llama_cpp.server`
+on --gguf (default OUT/gguf/ppsf-smollm2-135m-q8_0.gguf), then runs
 the questions of --cases-file as whole agent conversations (tool calls, tool results, answer) through
 `agent.engine.openai_backend.OpenAIGenerator`, N at a time: each conversation is one agent in its own thread,
 blocked on the server while it generates, so the server sees N streams. Every level runs the same
 conversations. Per N it prints the wall time, conversations/s, p50/p95 latency of one conversation, and
-throughput against one at a time. --local adds the agent on the local engine (`CachedGenerator` on --device),
+throughput against one at a time, and how many conversations began with the same first call (or answer) as
+on the first server one at a time. --local adds the agent on the local engine (`CachedGenerator` on --device),
 one conversation at a time, in the same run.
 """
 
@@ -27,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from servers import transformers_serve  # noqa: E402 -- a sibling: bench/servers.py
+from servers import llama_cpp_serve, transformers_serve, vllm_serve  # noqa: E402 -- a sibling: bench/servers.py
 
 from agent.engine.agent import AgentConfig  # noqa: E402
 from agent.engine.models import recorded_tools  # noqa: E402
@@ -35,6 +38,7 @@ from agent.pharmacy import pharmacist_agent  # noqa: E402
 from agent.ppsf import load_tokenizer  # noqa: E402
 
 STARTUP_TIMEOUT = 300.0
+SERVERS = {"transformers": "transformers serve", "vllm": "vLLM (CPU build)", "llamacpp": "llama_cpp.server"}
 
 
 def questions(path: Path, count: int | None) -> list[str]:
@@ -58,8 +62,20 @@ def conversation(make_agent, question: str) -> dict:
         "seconds": time.perf_counter() - started,
         "steps": len(stats.steps),
         "generated_tokens": stats.generated_tokens,
+        "first": first_move(getattr(result, "messages", None) or []),
         "error": None,
     }
+
+
+def first_move(messages: list[dict]) -> list | str | None:
+    """A conversation's first assistant message as comparable data: its calls [[name, arguments]], or its text."""
+    first = next((m for m in messages if m.get("role") == "assistant"), None)
+    if first is None:
+        return None
+    calls = first.get("tool_calls") or []
+    if calls:
+        return [[c["function"]["name"], json.loads(c["function"]["arguments"])] for c in calls]
+    return first.get("content")
 
 
 def level(make_agent, work: list[str], n: int) -> dict:
@@ -82,6 +98,7 @@ def level(make_agent, work: list[str], n: int) -> dict:
         "p50_seconds": statistics.median(latencies) if latencies else None,
         "p95_seconds": q[18] if latencies else None,
         "generated_tokens": sum(r["generated_tokens"] for r in done),
+        "first": [r.get("first") for r in runs],  # in the order of work
     }
 
 
@@ -94,22 +111,40 @@ def machine(device: str) -> str:
 
 
 def report(rows: list[dict], local: dict | None, settings: str) -> str:
-    base = next((r for r in rows if r["concurrency"] == 1), None)
+    """One table: per server (a row's "server", transformers serve by default) and level, against that server's
+    one at a time; same first calls are counted against the first server's one at a time."""
     lines = [settings, ""]
-    head = "| system | at once | conversations | wall s | conv/s | p50 s | p95 s | vs served 1 at a time | errors |"
+    head = (
+        "| system | at once | conversations | wall s | conv/s | p50 s | p95 s | same first move | "
+        "vs 1 at a time | errors |"
+    )
     lines.append(head)
-    lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    reference = next((r for r in rows if r["concurrency"] == 1), None)
 
     def fmt(x: float | None) -> str:
         return "-" if x is None else f"{x:.2f}"
 
-    for system, rs in (("local engine", [local] if local else []), ("transformers serve", rows)):
-        for r in rs:  # throughput against the server's one at a time (the local row too)
+    def same(r: dict) -> str:
+        if reference is None or "first" not in r or "first" not in reference:
+            return "-"
+        pairs = list(zip(r["first"], reference["first"], strict=False))
+        return f"{sum(a == b and a is not None for a, b in pairs)}/{len(pairs)}"
+
+    servers = list(dict.fromkeys(r.get("server", SERVERS["transformers"]) for r in rows))
+    groups = [("local engine", [local] if local else [], rows[0] if rows else None)]
+    for server in servers:
+        mine = [r for r in rows if r.get("server", SERVERS["transformers"]) == server]
+        groups.append((server, mine, next((r for r in mine if r["concurrency"] == 1), None)))
+    for system, rs, base in groups:
+        if system == "local engine":  # against the first server's one at a time
+            base = reference
+        for r in rs:
             speed = r["conversations_per_second"] / base["conversations_per_second"] if base else None
             lines.append(
                 f"| {system} | {r['concurrency']} | {r['conversations']} | {r['wall_seconds']:.1f} | "
                 f"{r['conversations_per_second']:.3f} | {fmt(r['p50_seconds'])} | {fmt(r['p95_seconds'])} | "
-                f"{fmt(speed)}x | {len(r['errors'])} |"
+                f"{same(r)} | {fmt(speed)}x | {len(r['errors'])} |"
             )
     return "\n".join(lines)
 
@@ -124,6 +159,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cases", type=int, help="only the first N questions")
     p.add_argument("--max-steps", type=int, default=5)
     p.add_argument("--max-new-tokens", type=int, default=256)
+    p.add_argument("--servers", default="transformers", help=f"comma-separated, in order: {', '.join(SERVERS)}")
+    p.add_argument("--gguf", type=Path, help="llama_cpp.server's model (default OUT/gguf/*-q8_0.gguf)")
+    p.add_argument("--threads", type=int, default=2, help="llama_cpp.server's threads (vLLM picks its own)")
     p.add_argument("--continuous-batching", action=argparse.BooleanOptionalAction, default=True)
     p.add_argument("--local", action="store_true", help="also the agent on the local engine, one at a time")
     p.add_argument(
@@ -133,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         help="weights of the server and --local alike (auto: bfloat16 on CUDA, float32 on CPU)",
     )
     p.add_argument("--json", type=Path, help="write the measurements here too (after every level)")
-    p.add_argument("--log", type=Path, help="the server's log (default: a temporary folder)")
+    p.add_argument("--log", type=Path, help="a folder for the servers' logs (default: a temporary one)")
     args = p.parse_args(argv)
     try:
         levels = sorted({1, *(int(x) for x in args.concurrency.split(",") if x.strip())})
@@ -145,6 +183,12 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--conversations {args.conversations}: fewer than the {levels[-1]} to run at once")
     if not (args.model / "config.json").is_file():
         p.error(f"{args.model}: not a model folder (no config.json); make one with `python -m agent.export OUT`")
+    servers = [x.strip() for x in args.servers.split(",") if x.strip()]
+    if not servers or any(x not in SERVERS for x in servers):
+        p.error(f"--servers {args.servers!r}: choose from {', '.join(SERVERS)}")
+    gguf = args.gguf or next(iter(sorted((args.model / "gguf").glob("*-q8_0.gguf"))), None)
+    if "llamacpp" in servers and (gguf is None or not gguf.is_file()):
+        p.error(f"--servers llamacpp needs a GGUF: --gguf PATH (none in {args.model / 'gguf'})")
     import openai
 
     from agent.engine.openai_backend import OpenAIGenerator
@@ -169,26 +213,43 @@ def main(argv: list[str] | None = None) -> int:
         print(f"local engine, 1 at a time: {local['conversations_per_second']:.3f} conv/s", flush=True)
         record()
         del model
-    log = args.log or Path(tempfile.mkdtemp(prefix="serve-bench-")) / "server.log"
-    serve_args = ["--dtype", dtype] + (["--continuous-batching"] if args.continuous_batching else [])
-    with transformers_serve(args.model, log, device=args.device, args=serve_args, timeout=STARTUP_TIMEOUT) as url:
-        # one client for every conversation (it is thread-safe); the model is named as the server was given it
-        client = openai.OpenAI(base_url=url, api_key="EMPTY", timeout=600.0, max_retries=0)
+    logs = args.log or Path(tempfile.mkdtemp(prefix="serve-bench-"))
+    logs.mkdir(parents=True, exist_ok=True)
+    for server in servers:
+        log = logs / f"{server}.log"
+        if server == "transformers":
+            serve_args = ["--dtype", dtype] + (["--continuous-batching"] if args.continuous_batching else [])
+            serving = transformers_serve(args.model, log, device=args.device, args=serve_args, timeout=STARTUP_TIMEOUT)
+            name = str(args.model)  # the model is named as the server was given it
+        elif server == "vllm":
+            serving, name = vllm_serve(args.model, log, max_num_seqs=max(levels)), "ppsf"
+        else:
+            serving, name = llama_cpp_serve(gguf, log, threads=args.threads), "ppsf"
+        with serving as url:
+            client = openai.OpenAI(base_url=url, api_key="EMPTY", timeout=600.0, max_retries=0)  # thread-safe
 
-        def make_agent():
-            generator = OpenAIGenerator(str(args.model), tokenizer, base_url=url, timeout=600.0, client=client)
-            return pharmacist_agent(None, tokenizer, config=config, generator=generator, tool_schemas=schemas)
+            def make_agent(url=url, name=name, client=client):
+                generator = OpenAIGenerator(name, tokenizer, base_url=url, timeout=600.0, client=client)
+                return pharmacist_agent(None, tokenizer, config=config, generator=generator, tool_schemas=schemas)
 
-        for n in levels:
-            rows.append(level(make_agent, work, n))
-            print(f"served, {n} at a time: {rows[-1]['conversations_per_second']:.3f} conv/s", flush=True)
-            record()
+            for n in levels:
+                rows.append(level(make_agent, work, n) | {"server": SERVERS[server]})
+                print(
+                    f"{SERVERS[server]}, {n} at a time: {rows[-1]['conversations_per_second']:.3f} conv/s", flush=True
+                )
+                record()
     settings = (
         f"machine: {machine(args.device)}\nsettings: {len(work)} conversations per level ({len(prompts)} questions "
         f"of {args.cases_file.name}), "
-        f"max_steps={args.max_steps}, max_new_tokens={args.max_new_tokens}, greedy, `transformers serve` "
-        f"{'with' if args.continuous_batching else 'without'} continuous batching on {args.device}, {dtype} "
-        f"(server log: {log})"
+        f"max_steps={args.max_steps}, max_new_tokens={args.max_new_tokens}, greedy, on {args.device}, {dtype}; "
+        f"servers: {', '.join(SERVERS[x] for x in servers)}"
+        + (
+            f" (transformers serve {'with' if args.continuous_batching else 'without'} continuous batching)"
+            if "transformers" in servers
+            else ""
+        )
+        + (f"; llama_cpp.server: {gguf.name}, {args.threads} thread(s)" if "llamacpp" in servers else "")
+        + f" (server logs: {logs})"
     )
     print(report(rows, local, settings))
     if args.json:

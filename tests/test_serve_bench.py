@@ -75,3 +75,22 @@ def test_arguments_that_cannot_be_measured_are_refused(tmp_path, capsys):
     with pytest.raises(SystemExit):
         serve_bench.main([str(tmp_path), "--concurrency", "1,8,32", "--conversations", "16"])
     assert "fewer than the 32 to run at once" in capsys.readouterr().err
+
+
+def test_servers_are_reported_side_by_side_with_their_first_moves():
+    call = [["search_drug", {"drug": "Parol"}]]
+    base = {"concurrency": 1, "conversations": 2, "wall_seconds": 2.0, "conversations_per_second": 1.0}
+    base |= {"p50_seconds": 1.0, "p95_seconds": 1.5, "errors": [], "first": [call, "Merhaba"]}
+    rows = [
+        base | {"server": "llama_cpp.server"},
+        base | {"server": "vLLM (CPU build)", "first": [call, None]},
+        base | {"server": "vLLM (CPU build)", "concurrency": 8, "conversations_per_second": 2.0, "first": [call, "x"]},
+    ]
+    table = serve_bench.report(rows, None, "settings")
+    assert "| llama_cpp.server | 1 | 2 | 2.0 | 1.000 | 1.00 | 1.50 | 2/2 | 1.00x | 0 |" in table
+    assert "| vLLM (CPU build) | 1 | 2 | 2.0 | 1.000 | 1.00 | 1.50 | 1/2 | 1.00x | 0 |" in table  # None never matches
+    assert "| vLLM (CPU build) | 8 | 2 | 2.0 | 2.000 | 1.00 | 1.50 | 1/2 | 2.00x | 0 |" in table  # vs its own 1
+    wire = {"id": "c", "type": "function", "function": {"name": "search_drug", "arguments": '{"drug": "Parol"}'}}
+    messages = [{"role": "user", "content": "q"}, {"role": "assistant", "content": None, "tool_calls": [wire]}]
+    assert serve_bench.first_move(messages) == call
+    assert serve_bench.first_move([{"role": "assistant", "content": "Merhaba"}]) == "Merhaba"

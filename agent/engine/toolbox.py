@@ -61,8 +61,9 @@ def fit_schema(fn: Callable, schema: dict) -> dict:
     return copy.deepcopy(schema)
 
 
-def _validator_schema(parameters: dict) -> dict:
-    """Parameters schema for jsonschema: `nullable` (get_json_schema's Optional) as a null type, no extras."""
+def arguments_schema(parameters: dict) -> dict:
+    """A parameters schema as standard JSON Schema (for jsonschema, an MCP tool's inputSchema): `nullable`
+    (get_json_schema's Optional) as a null type, no extra properties."""
 
     def fix(node: Any) -> Any:
         if isinstance(node, dict):
@@ -104,11 +105,13 @@ class Toolbox:
     """The tools an agent may call, with their schemas and a per-run call ledger.
 
     recorded: the schemas a model was trained on ({name: schema}, see fit_schema); a tool it lacks shows its own.
+    repeat_limit: the identical call refused within a run (None: never, for callers that are not one agent run).
     """
 
     functions: list[Callable]
     timeout: float = 10.0
     recorded: dict[str, dict] | None = None
+    repeat_limit: int | None = REPEAT_LIMIT
     schemas: list[dict] = field(init=False)
     _by_name: dict[str, tuple[Callable, Any]] = field(init=False, repr=False)
     _seen: dict[str, int] = field(init=False, repr=False, default_factory=dict)
@@ -124,7 +127,7 @@ class Toolbox:
             name = schema["function"]["name"]
             if name in self._by_name:
                 raise ValueError(f"two tools are named {name!r}")
-            validator = jsonschema.Draft202012Validator(_validator_schema(schema["function"].get("parameters", {})))
+            validator = jsonschema.Draft202012Validator(arguments_schema(schema["function"].get("parameters", {})))
             self._by_name[name] = (fn, validator)
         # Each call runs in a daemon thread of its own: Python cannot stop a thread, so a tool that hangs
         # keeps its thread, but it neither takes a worker from later calls (a pool would) nor keeps the
@@ -146,14 +149,15 @@ class Toolbox:
             return error("unknown_tool", f"There is no tool {name!r}. Available tools: {', '.join(self.names)}.")
         if not isinstance(arguments, dict):
             return error("invalid_arguments", f"{name}: arguments must be a JSON object, got {arguments!r}.")
-        key = name + json.dumps(arguments, sort_keys=True, ensure_ascii=False)
-        self._seen[key] = self._seen.get(key, 0) + 1
-        if self._seen[key] >= REPEAT_LIMIT:
-            return error(
-                "repeated_call",
-                f"{name} was already called {self._seen[key] - 1} times with these arguments; "
-                "use the earlier results or answer the patient.",
-            )
+        if self.repeat_limit is not None:  # no ledger at all without a limit: a server's would only grow
+            key = name + json.dumps(arguments, sort_keys=True, ensure_ascii=False)
+            self._seen[key] = self._seen.get(key, 0) + 1
+            if self._seen[key] >= self.repeat_limit:
+                return error(
+                    "repeated_call",
+                    f"{name} was already called {self._seen[key] - 1} times with these arguments; "
+                    "use the earlier results or answer the patient.",
+                )
         fn, validator = self._by_name[name]
         problems = sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))
         if problems:
