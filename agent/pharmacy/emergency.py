@@ -29,6 +29,7 @@ LANGUAGES = ("tr", "en")
 BUCKETS = 1 << 16
 WEIGHTS = Path(__file__).with_name("data") / "emergency_detector.safetensors"
 _DIGITS = re.compile(r"\d+")
+_WORD = re.compile(r"[^\W\d_]{2}")
 
 
 def features(text: str) -> list[int]:
@@ -80,7 +81,8 @@ class EmergencyDetector:
         lang_logits = self.lang_w[ids].sum(axis=0) * scale + self.lang_b
         language = LANGUAGES[int(lang_logits.argmax())]
         score = 1.0 - probs[0]
-        if score < self.threshold:
+        # A message without a word of two letters ("x", "4", "?") states nothing: too little to act on.
+        if score < self.threshold or not _WORD.search(text):
             label = "none"
         else:
             label = LABELS[1 + max(range(3), key=lambda i: probs[1 + i])]
