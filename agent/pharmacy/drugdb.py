@@ -27,7 +27,7 @@ import jsonschema
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import OSA
 
-from .text import fold, inn_key, looks_turkish, squash  # noqa: F401  (looks_turkish: part of this module's API)
+from .text import fold, inn_key, looks_turkish, squash, turkish_stems  # noqa: F401  (looks_turkish: part of this module's API)
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 DATA_FILES = ("conditions", "drugs", "products", "interactions", "dosing")
@@ -467,6 +467,33 @@ class DrugDB:
         self._foreign_keys = list(self._foreign)
         self._reference_keys = {key for substance in ref["substances"] if (key := inn_key(substance))}
         self._reference_pairs = {frozenset((p["a"], p["b"])): p["entries"] for p in ref["pairs"]}
+        # Herbals and foods the reference lists (St John's wort, grapefruit), by the names patients write.
+        self.foods = ref.get("foods", {})
+        self._food_names = {
+            squash(fold(name)): food_id
+            for food_id, food in self.foods.items()
+            for name in (food["name_tr"], food["name_en"], *food["names"])
+        }
+        self._foods_not_covered = {squash(fold(name)) for name in ref.get("foods_not_covered", [])}
+
+    def food_of(self, text: str) -> str | None:
+        """The herbal or food of the reference text names ("sarı kantaron", "greyfurt suyu", "kantaronla"), or None."""
+        for key in self._food_keys(text):
+            if key in self._food_names:
+                return self._food_names[key]
+        return None
+
+    def is_uncovered_food(self, text: str) -> bool:
+        """Whether text names a herbal or food the reference does not list (ginkgo, zerdeçal): not covered."""
+        return any(key in self._foods_not_covered for key in self._food_keys(text))
+
+    @staticmethod
+    def _food_keys(text: str) -> list[str]:
+        words = fold(text).split()
+        keys = [squash(fold(text))]
+        if words:  # a Turkish ending on the last word: "kantaronla", "greyfurt suyuyla"
+            keys += [squash(" ".join([*words[:-1], fold(stem)])) for stem in turkish_stems(words[-1], 3)]
+        return keys
 
     def is_reference_substance(self, text: str) -> bool:
         """Whether text is a substance of the interaction reference, in any INN spelling."""

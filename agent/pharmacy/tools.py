@@ -552,6 +552,7 @@ _UNCHECKED_REASONS = {
     "unconfirmed": "unconfirmed: a typo of one of suggestions",
     "not_in_database": "not in database",
     "unknown": "not found",
+    "food_not_covered": "not covered: a herbal or food the reference does not list",
 }
 
 
@@ -600,6 +601,13 @@ def check_interactions(drugs: list[str], language: Lang | None = None) -> dict:
                     }
                 ]
             pairs += found
+    # Herbals and foods of the reference ("sarı kantaron", "greyfurt suyu"): their ANSM pairs with each medicine.
+    foods = {
+        n: food for n, r in zip(names, results, strict=True) if r.status != "found" and (food := db.food_of(n))
+    }
+    for food in dict.fromkeys(foods.values()):
+        for name, ids, _ in resolved:
+            pairs += _food_entries(db, (name, ids), food, lang)
     pairs.sort(key=lambda p: SEVERITY_RANK.get(p["severity"], len(SEVERITY_RANK)))
     out: dict[str, Any] = {"pairs": pairs, "duplicates": duplicates}
     # "parol ile alkol": a name that is no medicine but a condition of the data (alcohol) is answered with each
@@ -619,13 +627,38 @@ def check_interactions(drugs: list[str], language: Lang | None = None) -> dict:
     unknown = [
         _unchecked(db, name, r, lang)
         for name, r in zip(names, results, strict=True)
-        if _is_unchecked(r) and not conditions.get(name)
+        if _is_unchecked(r) and not conditions.get(name) and name not in foods
     ]
     if unknown:
         out["unknown"] = unknown
         out["warning"] = _UNCHECKED_WARNING[lang]
     out["disclaimer"] = DISCLAIMER[lang]
     return out
+
+
+def _food_entries(db: DrugDB, medicine: tuple[str, list[str]], food: str, lang: Lang) -> list[dict]:
+    """A medicine with a herbal or food of the reference: one entry per ingredient the ANSM thesaurus pairs with it;
+    "not listed" (or "not checked" when the reference does not cover the medicine) otherwise, never "safe"."""
+    name, ids = medicine
+    shown = db.foods[food][f"name_{lang}"]
+    cited = f"ANSM thesaurus, {db.reference['source']['dated']} edition"
+    entries = []
+    for ing in ids:
+        listed = db.reference_between(ing, food)
+        if not listed:
+            continue
+        severity = min((r["severity"] for r in listed), key=SEVERITY_RANK.__getitem__)
+        entry: dict[str, Any] = {"drugs": [name, shown], "severity": severity, "food": True}
+        if len(ids) > 1:
+            entry["ingredients"] = [db.ingredients[ing][f"name_{lang}"], shown]
+        entry["description"] = " ".join(_mechanism(r, lang) for r in listed if r["severity"] == severity)
+        entry["management"] = LEVEL_MANAGEMENT[severity][lang]
+        entry["sources"] = [{"source": f"{cited}: {r['entry']}", "severity": r["severity"]} for r in listed]
+        entries.append(entry)
+    if entries:
+        return entries
+    covered = all(db.in_reference(x) for x in ids)
+    return [{"drugs": [name, shown], "severity": None, "food": True, "description": (NOT_LISTED if covered else NOT_CHECKED)[lang]}]
 
 
 def _condition_verdict(name: str, condition: str, lang: Lang) -> dict | None:
@@ -648,7 +681,11 @@ def _is_unchecked(res: Resolution) -> bool:
 
 def _unchecked(db: DrugDB, name: str, res: Resolution, lang: Lang) -> dict:
     reason = "unconfirmed" if res.status == "found" else res.status
+    if res.status == "unknown" and db.is_uncovered_food(name):
+        reason = "food_not_covered"  # ginkgo, zerdeçal: the reference lists no herbal or food but two
     targets = [res.target] if res.status == "found" and res.target is not None else res.candidates
+    if reason == "food_not_covered":
+        targets = []
     out = {
         "name": name,
         "reason": _UNCHECKED_REASONS[reason],
