@@ -357,15 +357,17 @@ class DrugDB:
         # A brand with a word added or changed ("A-ferin Hot", "Zyrtec D", "Tylenol PM", "Delix Plus") is another
         # product of the line, with other ingredients: never a typo of a sibling, never suggested as one.
         if line := self._line_of(stripped or key):
-            return Resolution("unknown", lang=lang_of(None), line_of=line)
+            # the start of longer names of the line ("Nurofen Cold": Nurofen Cold & Flu) offers those, not the brand
+            longer = list(dict.fromkeys(n.target for n in self._names if n.key.startswith((stripped or key) + " ")))
+            if len(longer) > 1:
+                return Resolution("ambiguous", lang=lang_of(None), candidates=longer[:5])
+            return Resolution("unknown", lang=lang_of(None), candidates=longer, line_of=None if longer else line)
         return self._candidates(stripped or key, sq, lang_of(None))
 
     def _line_of(self, key: str) -> Target | None:
-        """The product or ingredient whose exact name starts key, when key adds words with letters to it and is not
-        the start of a name ("Calpol 6" may be Calpol 6 Plus: offered as candidates, not declared another product)."""
+        """The product or ingredient whose exact name starts key, when key adds words with letters to it ("Calpol 6"
+        adds a strength: offered with Calpol 6 Plus as candidates, not declared another product)."""
         words = key.split()
-        if any(k.startswith(key) for k in self._keys):
-            return None
         for n in range(len(words) - 1, 0, -1):
             if not any(ch.isalpha() for w in words[n:] for ch in w):
                 continue

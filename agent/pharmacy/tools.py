@@ -1014,12 +1014,12 @@ def calculate_dose(
     if product is not None:
         liquid = next((p for p in product["presentations"] if p["form"] in LIQUID_FORMS and "mg_per_ml" in p), None)
         solid = {**product, "presentations": [p for p in product["presentations"] if p["form"] not in LIQUID_FORMS]}
-        if liquid is not None and age < ADULT_FORMS_FROM_YEARS:
+        # A dose is what the tablets make: 675 mg for 45 kg is one 500 mg tablet (never rounded up).
+        units = _whole_units(dose.per_dose_mg, solid, ids[0]) if solid["presentations"] else None
+        if liquid is not None and (age < ADULT_FORMS_FROM_YEARS or units is None):
             out["per_dose_ml"] = dose_in_ml(dose.per_dose_mg, liquid["mg_per_ml"])
             out["liquid_strength"] = liquid["strength"]
         elif solid["presentations"]:
-            # A dose is what the tablets make: 675 mg for 45 kg is one 500 mg tablet (never rounded up).
-            units = _whole_units(dose.per_dose_mg, solid, ids[0])
             if units is None:
                 return refer([_DOSE_REASONS["no_unit"][lang].format(brand=product["brand"])])
             count, pres = units
