@@ -174,6 +174,43 @@ def matching_entries(
     return out
 
 
+_SALT = {"sodique": "sodium", "calcique": "calcium", "potassique": "potassium", "magnesien": "magnesium"}
+
+
+def spellings(substance: str) -> dict[str, str]:
+    """A substance's name in English and Turkish INN spelling, from its French name ("acide valproique":
+    "valproic acid", "valproik asit"; "oxybate de sodium": "sodium oxybate"); inn_key brings the rest of the
+    spellings together (ciclosporine, cyclosporine, siklosporin)."""
+    name = re.sub(r"\s*\[[^]]*\]", "", substance)  # "citrate de gallium [67ga]"
+    # "sodium (bicarbonate de)": "bicarbonate de sodium"
+    if m := re.fullmatch(r"(\w+) \((\w+(?: \w+)?) de\)", name):
+        name = f"{m[2]} de {m[1]}"
+    en = tr = name
+    if m := re.fullmatch(r"acide (\w+)ique", name):
+        en, tr = f"{m[1]}ic acid", f"{m[1]}ik asit"
+    elif m := re.fullmatch(r"([\w ]+?) (?:de |d')(\w+)", name):  # "canrenoate de potassium", "dinitrate d'isosorbide"
+        en = tr = f"{m[2]} {m[1]}"
+    words = en.split()
+    en = " ".join(_SALT.get(w, w) for w in words)
+    tr = " ".join(_SALT.get(w, w) for w in tr.split())
+    return {"en": en, "tr": tr}
+
+
+def spelling_map(substances: list[str]) -> dict[str, str]:
+    """inn_key of every spelling (French, English, Turkish) -> the one substance it names; a key two substances
+    share is dropped (never read as either)."""
+    from agent.pharmacy.text import inn_key
+
+    owners: dict[str, set[str]] = {}
+    for substance in substances:
+        for text in (substance, *spellings(substance).values()):
+            if key := inn_key(text):
+                owners.setdefault(key, set()).add(substance)
+    # the thesaurus lists some substances twice ("oxybate de sodium", "sodium (oxybate de)"): one English name
+    same = {key: found for key, found in owners.items() if len({spellings(s)["en"] for s in found}) == 1}
+    return {key: min(found) for key, found in sorted(same.items())}
+
+
 def build(todo: Path | None = None) -> bytes:
     folder = thesaurus_dir()
     classes, entries = load_thesaurus(folder)
@@ -256,10 +293,21 @@ def build(todo: Path | None = None) -> bytes:
         },
         "ingredients": mapping,
         "foods": {
-            food_id: {k: food[k] for k in ("substance", "name_tr", "name_en", "names")} for food_id, food in foods.items()
+            food_id: {k: food[k] for k in ("substance", "name_tr", "name_en", "names")}
+            for food_id, food in foods.items()
         },
         "foods_not_covered": json.loads(FOODS.read_text(encoding="utf-8"))["not_covered"],
         "substances": sorted(classes),
+        # Every substance, for check_interactions on any pair of them (level and headings; the mechanisms of
+        # pairs outside our ingredients are not translated): names, classes and the entries by their two sides.
+        "names": {substance: spellings(substance) for substance in sorted(classes)},
+        "spellings": spelling_map(sorted(classes)),
+        "classes": {substance: sorted(found) for substance, found in sorted(classes.items())},
+        "entries": sorted(
+            {
+                entry_key(e): [*sorted((norm(e["main_drug"]), norm(e["plus_drug"]))), levels_of(e)] for e in entries
+            }.values()
+        ),
         "pairs": table,
     }
     return (json.dumps(doc, indent=1, ensure_ascii=False) + "\n").encode("utf-8")

@@ -77,7 +77,9 @@ def test_N_D1_paracetamol_under_3_months_is_avoided_and_sends_a_fever_to_a_docto
     assert verdict(drug, age_months=4)["verdict"] == "ok"
 
 
-@pytest.mark.parametrize(("aspirin", "anticoagulant"), [("Coraspin", "Coumadin"), ("Ecopirin", "Coumadin"), ("Ecopirin", "Xarelto")])
+@pytest.mark.parametrize(
+    ("aspirin", "anticoagulant"), [("Coraspin", "Coumadin"), ("Ecopirin", "Coumadin"), ("Ecopirin", "Xarelto")]
+)
 @pytest.mark.parametrize("language", ["en", "tr"])
 def test_N_D2_low_dose_aspirin_with_an_anticoagulant_is_major_and_never_stop_it(aspirin, anticoagulant, language):
     found = pair([anticoagulant, aspirin], language)
@@ -263,12 +265,22 @@ def test_N_I2_one_qt_policy_for_every_qt_prolonging_pair():
         assert RANK[severity_of(a, b)] <= RANK[expected], (a, b, severity_of(a, b))
         if not {a, b} & strict:
             assert severity_of(a, b) in ("major", "contraindicated")
-    assert {severity_of("escitalopram", x) for x in ("azithromycin", "clarithromycin", "fluconazole", "ciprofloxacin")} == {
-        "contraindicated"
-    }
+    assert {
+        severity_of("escitalopram", x) for x in ("azithromycin", "clarithromycin", "fluconazole", "ciprofloxacin")
+    } == {"contraindicated"}
 
 
-WRONG_KIND = ["Concor", "Pradaxa", "Diovan", "Valtrex", "thiocolchicoside", "clotrimazole", "nystatin", "bira", "Delix Plus"]
+WRONG_KIND = [
+    "Concor",
+    "Pradaxa",
+    "Diovan",
+    "Valtrex",
+    "thiocolchicoside",
+    "clotrimazole",
+    "nystatin",
+    "bira",
+    "Delix Plus",
+]
 
 
 @pytest.mark.parametrize("name", WRONG_KIND)
@@ -363,7 +375,11 @@ def test_N_I7_every_pair_an_interactions_text_names_is_listed():
             if not any(severity_of(x, b) for x in _partners(a) | {a} if x != b):
                 missing.append((a, b))
     assert missing == []
-    for a, b in [("domperidone", "metoclopramide"), ("loperamide", "clarithromycin"), ("hyoscine_butylbromide", "metoclopramide")]:
+    for a, b in [
+        ("domperidone", "metoclopramide"),
+        ("loperamide", "clarithromycin"),
+        ("hyoscine_butylbromide", "metoclopramide"),
+    ]:
         assert severity_of(a, b) == "moderate", (a, b)
 
 

@@ -102,7 +102,7 @@ def _same_words(words: list[str], name_key: str) -> bool:
         return True
     if len(words) != len(other):
         return len(words) == 1  # "aferinforte" typed as one word is read on its letters
-    return all(a == b or (min(len(a), len(b)) >= 4 and OSA.distance(a, b) <= 1) for a, b in zip(words, other))
+    return all(a == b or (min(len(a), len(b)) >= 4 and OSA.distance(a, b) <= 1) for a, b in zip(words, other, strict=True))
 
 
 def _strip_noise(key: str) -> str:
@@ -466,8 +466,20 @@ class DrugDB:
         for substance in ref["substances"]:
             if substance not in ours and (key := inn_key(substance)) and key not in self._inn:
                 self._foreign.setdefault(key, substance)
+        # English and Turkish INN spellings of every substance (scripts/build_reference.py: "valproic acid",
+        # "valproik asit"), each naming one substance.
+        for key, substance in ref.get("spellings", {}).items():
+            if substance not in ours and key not in self._inn:
+                self._foreign.setdefault(key, substance)
         self._foreign_keys = list(self._foreign)
         self._reference_keys = {key for substance in ref["substances"] if (key := inn_key(substance))}
+        self._reference_keys |= set(ref.get("spellings", {}))
+        self._classes_of = ref.get("classes", {})
+        self._by_side: dict[str, list[tuple[str, str, str, list[str]]]] = {}
+        for a, b, levels in ref.get("entries", []):
+            self._by_side.setdefault(a, []).append((b, a, b, levels))
+            if a != b:
+                self._by_side.setdefault(b, []).append((a, a, b, levels))
         self._reference_pairs = {frozenset((p["a"], p["b"])): p["entries"] for p in ref["pairs"]}
         # Herbals and foods the reference lists (St John's wort, grapefruit), by the names patients write.
         self.foods = ref.get("foods", {})
@@ -496,6 +508,27 @@ class DrugDB:
         if words:  # a Turkish ending on the last word: "kantaronla", "greyfurt suyuyla"
             keys += [squash(" ".join([*words[:-1], fold(stem)])) for stem in turkish_stems(words[-1], 3)]
         return keys
+
+    def substance_name(self, substance: str, lang: Lang) -> str:
+        """A reference substance as the patient's language spells it ("Valproic acid", "Valproik asit")."""
+        name = self.reference.get("names", {}).get(substance, {}).get(lang, substance)
+        return name[:1].upper() + name[1:]
+
+    def substances_of(self, ingredient_id: str) -> list[str]:
+        """The reference substances an ingredient is (none when the reference does not cover it)."""
+        return list(self.reference["ingredients"][ingredient_id]["substances"])
+
+    def substance_entries(self, a: list[str], b: list[str]) -> list[tuple[str, list[str]]]:
+        """Every thesaurus entry ("SIDE + SIDE", its level codes) between substances a and substances b, through
+        their classes (verapamil + atenolol: BÊTA-BLOQUANTS + VÉRAPAMIL)."""
+        reach_a = {x for s in a for x in (s, *self._classes_of.get(s, ()))}
+        reach_b = {x for s in b for x in (s, *self._classes_of.get(s, ()))}
+        found: dict[str, list[str]] = {}
+        for side in sorted(reach_a):
+            for other, first, second, levels in self._by_side.get(side, []):
+                if other in reach_b:
+                    found.setdefault(f"{first.upper()} + {second.upper()}", levels)
+        return sorted(found.items())
 
     def is_reference_substance(self, text: str) -> bool:
         """Whether text is a substance of the interaction reference, in any INN spelling."""

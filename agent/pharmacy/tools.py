@@ -479,7 +479,11 @@ def search_drug(drug: str, language: Lang | None = None) -> dict:
         out["status"] = ing["status"]
         # A Turkish asker reads the legal status of the products sold in Turkey (TİTCK), not the ingredient's
         # status elsewhere: paracetamol is OTC in the US, Parol is a prescription medicine.
-        turkish = {db.products[p]["status"] for p in db.by_ingredient_set.get(frozenset(ids), []) if db.products[p]["lang"] == "tr"}
+        turkish = {
+            db.products[p]["status"]
+            for p in db.by_ingredient_set.get(frozenset(ids), [])
+            if db.products[p]["lang"] == "tr"
+        }
         if lang == "tr" and len(turkish) == 1 and turkish != {ing["status"]}:
             out["status"] = next(iter(turkish))
             out["status_note"] = _TURKISH_STATUS[out["status"]]
@@ -601,10 +605,22 @@ def check_interactions(drugs: list[str], language: Lang | None = None) -> dict:
                     }
                 ]
             pairs += found
+    # A substance of the reference this data does not cover (verapamil, atenolol) is checked against the thesaurus
+    # alone: its pairs with every medicine and with the other such substances.
+    substances = [
+        (n, r.substance)
+        for n, r in zip(names, results, strict=True)
+        if r.status == "not_in_database" and r.substance and not r.corrected
+    ]
+    for i, (_, substance) in enumerate(substances):
+        shown = db.substance_name(substance, lang)
+        for name, ids, _ in resolved:
+            pairs += _substance_entries(db, (shown, [substance]), (name, ids), lang)
+        for _, other in substances[i + 1 :]:
+            if other != substance:
+                pairs += _substance_entries(db, (shown, [substance]), (db.substance_name(other, lang), [other]), lang)
     # Herbals and foods of the reference ("sarı kantaron", "greyfurt suyu"): their ANSM pairs with each medicine.
-    foods = {
-        n: food for n, r in zip(names, results, strict=True) if r.status != "found" and (food := db.food_of(n))
-    }
+    foods = {n: food for n, r in zip(names, results, strict=True) if r.status != "found" and (food := db.food_of(n))}
     for food in dict.fromkeys(foods.values()):
         for name, ids, _ in resolved:
             pairs += _food_entries(db, (name, ids), food, lang)
@@ -627,13 +643,74 @@ def check_interactions(drugs: list[str], language: Lang | None = None) -> dict:
     unknown = [
         _unchecked(db, name, r, lang)
         for name, r in zip(names, results, strict=True)
-        if _is_unchecked(r) and not conditions.get(name) and name not in foods
+        if _is_unchecked(r) and not conditions.get(name) and name not in foods and name not in dict(substances)
     ]
+    if substances:  # not in this database: checked against the thesaurus only (no label text, no dose)
+        out["substances"] = [
+            {"name": n, "substance": db.substance_name(sub, lang), "note": _SUBSTANCE_NOTE[lang]}
+            for n, sub in substances
+        ]
     if unknown:
         out["unknown"] = unknown
         out["warning"] = _UNCHECKED_WARNING[lang]
     out["disclaimer"] = DISCLAIMER[lang]
     return out
+
+
+_SUBSTANCE_NOTE = {
+    "tr": "Bu veritabanında yok: yalnızca ANSM etkileşim tezaurusuyla kontrol edildi (prospektüs bilgisi ve doz yok).",
+    "en": "Not in this database: checked against the ANSM interaction thesaurus only (no label text, no dose).",
+}
+_SUBSTANCE_LISTED = {
+    "tr": "ANSM tezaurusu bu ikili için bir etkileşim listeliyor ({entries}); ayrıntısı bu veritabanında çevrilmedi: "
+    "ne anlama geldiğini eczacınıza sorun.",
+    "en": "The ANSM thesaurus lists an interaction for this pair ({entries}); its details are not translated in this "
+    "database: ask a pharmacist what it means for you.",
+}
+_DEPENDS = {
+    "tr": "Düzey doza veya duruma göre değişir.",
+    "en": "The level depends on the dose or the situation.",
+}
+
+
+def _substance_entries(db: DrugDB, a: tuple[str, list[str]], b: tuple[str, list[str]], lang: Lang) -> list[dict]:
+    """A reference substance outside the data (a: its name, [substance]) with a medicine (b: its name, its
+    ingredient ids) or another substance (b: name, [substance]): the thesaurus' levels, per ingredient."""
+    (name_a, subs_a), (name_b, ids_b) = a, b
+    cited = f"ANSM thesaurus, {db.reference['source']['dated']} edition"
+    levels = db.reference["source"]["levels"]
+    parts = [(i, db.substances_of(i)) for i in ids_b] if ids_b[0] in db.ingredients else [(None, ids_b)]
+    entries, unchecked = [], False
+    for ing, subs_b in parts:
+        if not subs_b:
+            unchecked = True
+            continue
+        found = db.substance_entries(subs_a, subs_b)
+        if not found:
+            continue
+        codes = [c for c in ("CI", "ASDEC", "PE", "APEC") if any(c in lv for _, lv in found)]
+        severity = levels[codes[0]]
+        entry: dict[str, Any] = {"drugs": [name_a, name_b], "severity": severity, "substance": True}
+        if ing is not None and len(ids_b) > 1:
+            entry["ingredients"] = [name_a, db.ingredients[ing][f"name_{lang}"]]
+        text = _SUBSTANCE_LISTED[lang].format(entries="; ".join(e for e, _ in found))
+        several = any(len(lv) > 1 for _, lv in found)
+        entry["description"] = f"{text} {_DEPENDS[lang]}" if several else text
+        entry["management"] = LEVEL_MANAGEMENT[severity][lang]
+        if several:
+            entry["levels"] = [{"severity": levels[c]} for c in codes]
+        entry["sources"] = [{"source": f"{cited}: {e}", "severity": levels[lv[0]]} for e, lv in found]
+        entries.append(entry)
+    if entries:
+        return entries
+    return [
+        {
+            "drugs": [name_a, name_b],
+            "severity": None,
+            "substance": True,
+            "description": (NOT_CHECKED if unchecked else NOT_LISTED)[lang],
+        }
+    ]
 
 
 def _food_entries(db: DrugDB, medicine: tuple[str, list[str]], food: str, lang: Lang) -> list[dict]:
@@ -658,7 +735,14 @@ def _food_entries(db: DrugDB, medicine: tuple[str, list[str]], food: str, lang: 
     if entries:
         return entries
     covered = all(db.in_reference(x) for x in ids)
-    return [{"drugs": [name, shown], "severity": None, "food": True, "description": (NOT_LISTED if covered else NOT_CHECKED)[lang]}]
+    return [
+        {
+            "drugs": [name, shown],
+            "severity": None,
+            "food": True,
+            "description": (NOT_LISTED if covered else NOT_CHECKED)[lang],
+        }
+    ]
 
 
 def _condition_verdict(name: str, condition: str, lang: Lang) -> dict | None:
@@ -867,6 +951,8 @@ _DOSE_REASONS = {
         "en": "{brand} is for {limit} and over; ask a pharmacist for a product suited to this age.",
     },
 }
+
+
 def _whole_units(mg: float, solid: dict, ingredient_id: str) -> tuple[int, dict] | None:
     """The most whole tablets (or capsules) of one strength that stay within mg, the larger total first, fewer
     units on a tie; None when even one is more than mg or no strength is a plain amount."""
