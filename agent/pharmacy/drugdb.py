@@ -102,7 +102,8 @@ def _same_words(words: list[str], name_key: str) -> bool:
         return True
     if len(words) != len(other):
         return len(words) == 1  # "aferinforte" typed as one word is read on its letters
-    return all(a == b or (min(len(a), len(b)) >= 4 and OSA.distance(a, b) <= 1) for a, b in zip(words, other, strict=True))
+    pairs = zip(words, other, strict=True)
+    return all(a == b or (min(len(a), len(b)) >= 4 and OSA.distance(a, b) <= 1) for a, b in pairs)
 
 
 def _strip_noise(key: str) -> str:

@@ -1,12 +1,12 @@
 """Whether a child's weight is plausible for its age, from WHO weight-for-age medians.
 
-Medians (kg) of the WHO Child Growth Standards (0-5 years, 2006) and the WHO Growth Reference (5-10 years,
-2007), boys and girls. The band is 0.6x the lower (girls') median (below -3 SD) to about +3 SD of the boys
-(HIGH_RATIO times their median: 1.4x at 6 months to 2 years, widening to 2x at 10 years, as the WHO LMS tables
-skew), so a real child is almost never refused while a weight typed in pounds (24 lb sent as 24 kg at 2 years:
-review 2 D10), a temperature read as a weight, or an adult's weight given for a baby is. WHO gives no
-weight-for-age past 10 years (BMI instead); from there only the lower bound holds, adults included: an adult "under 19 kg" is an age and
-a weight swapped ("20 kg, 5 years" read as 5 kg at 20) or a unit error, never a weight to dose by.
+Medians (kg) of the WHO Child Growth Standards (0-5 years, 2006) and the WHO Growth Reference (5-10 years, 2007),
+boys and girls. The band is 0.6x the lower (girls') median (below -3 SD) to about +3 SD of the boys (HIGH_RATIO
+times their median: 1.4x at 6 months to 2 years, widening to 2x at 10 years, as the WHO LMS tables skew), so a real
+child is almost never refused while a weight typed in pounds (24 lb sent as 24 kg at 2 years: review 2 D10), a
+temperature read as a weight, or an adult's weight given for a baby is. WHO gives no weight-for-age past 10 years
+(BMI instead); from there only the lower bound holds, adults included: an adult "under 19 kg" is an age and a
+weight swapped ("20 kg, 5 years" read as 5 kg at 20) or a unit error, never a weight to dose by.
 """
 
 from __future__ import annotations
