@@ -1100,22 +1100,23 @@ def calculate_dose(
     if product is not None:
         liquid = next((p for p in product["presentations"] if p["form"] in LIQUID_FORMS and "mg_per_ml" in p), None)
         solid = {**product, "presentations": [p for p in product["presentations"] if p["form"] not in LIQUID_FORMS]}
-        # A dose is what the tablets make: 675 mg for 45 kg is one 500 mg tablet (never rounded up).
-        units = _whole_units(dose.per_dose_mg, solid, ids[0]) if solid["presentations"] else None
-        if liquid is not None and (age < ADULT_FORMS_FROM_YEARS or units is None):
+        if liquid is not None and age < ADULT_FORMS_FROM_YEARS:
             out["per_dose_ml"] = dose_in_ml(dose.per_dose_mg, liquid["mg_per_ml"])
             out["liquid_strength"] = liquid["strength"]
-        elif solid["presentations"]:
-            if units is None:
-                return refer([_DOSE_REASONS["no_unit"][lang].format(brand=product["brand"])])
-            count, pres = units
-            out["per_dose_mg_by_weight"] = dose.per_dose_mg
-            out["per_dose_mg"] = round(count * strengths_mg(solid, ids[0])[solid["presentations"].index(pres)], 1)
-            out["per_dose_units"] = count
-            out["unit_strength"] = _forms({**solid, "presentations": [pres]}, lang)[0]
-            if liquid is not None:
-                out["forms"] = _forms(solid, lang)
-                out["note"] = _SOLID_FOR_ADULTS[lang]
+        elif liquid is not None and solid["presentations"]:
+            out["forms"] = _forms(solid, lang)
+            out["note"] = _SOLID_FOR_ADULTS[lang]
+        if "per_dose_ml" not in out and solid["presentations"]:
+            # The tablets to take: 675 mg for 45 kg is one 500 mg tablet, never rounded up. per_dose_mg stays the
+            # dose by weight (the limit the answer checks hold an answer to).
+            if units := _whole_units(dose.per_dose_mg, solid, ids[0]):
+                count, pres = units
+                mg = round(count * strengths_mg(solid, ids[0])[solid["presentations"].index(pres)], 1)  # type: ignore[operator]
+                out["per_dose_mg_as_units"] = int(mg) if mg == int(mg) else mg
+                out["per_dose_units"] = count
+                out["unit_strength"] = _forms({**solid, "presentations": [pres]}, lang)[0]
+            elif any(s is not None for s in strengths_mg(solid, ids[0])):
+                out["unit_note"] = _DOSE_REASONS["no_unit"][lang].format(brand=product["brand"])
     out["interval_hours"] = dose.interval_hours
     out["max_doses_per_day"] = dose.max_doses_per_day
     out["max_daily_mg"] = dose.max_daily_mg
