@@ -16,7 +16,13 @@ Every tool returns a small JSON-serialisable dict and never raises on bad input.
 - ``ambiguous_drug``: the name fits several medicines; ``matches`` lists them (search_drug returns
   these as a normal result instead).
 - ``not_in_database``: a real medicine (a substance of the ANSM thesaurus) that this data does not cover;
-  it is never answered as another one.
+  it is never answered as another one. check_interactions checks it against the thesaurus alone (its pairs carry
+  ``substance: true``; ``substances`` lists such names) instead of listing it as unknown.
+
+An unknown_drug that adds a word to a brand ("A-ferin Hot", "Tylenol PM") is another product of the line: it comes
+with ``line_of`` (the brand) and no suggestion. Herbals and foods of the thesaurus ("sarı kantaron", "greyfurt
+suyu") are paired by check_interactions (``food: true``); a reference entry whose level depends on the dose is
+answered at the product's level (``dose_use``) or lists each level (``levels``).
 - ``internal_error``: an unexpected failure (a bug); the details are logged, not returned.
 
 A problem only the patient can fix (a weight or an age out of range, no age given) comes with a message in the
@@ -1344,7 +1350,8 @@ def check_contraindications(
         else:
             for pres, limit in forms:
                 if age < limit:
-                    shown = f"{product['brand']} {pres['strength']} {FORM_NAMES[pres['form']][lang == 'en']}"
+                    form = FORM_NAMES[pres["form"]][0 if lang == "tr" else 1]
+                    shown = f"{product['brand']} {pres['strength']} {form}"
                     text = _MSG["form_too_young"][lang].format(form=shown, limit=_years(limit, lang))
                     add(None, _MSG["age"][lang], "caution", text, None)
     for cid in condition_ids:
