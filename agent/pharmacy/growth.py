@@ -1,11 +1,12 @@
 """Whether a child's weight is plausible for its age, from WHO weight-for-age medians.
 
-Medians (kg) of the WHO Child Growth Standards (0-5 years, 2006) and the WHO Growth Reference (5-10 years,
-2007), boys and girls. The band is 0.6x the lower (girls') median to 2x the higher (boys') median, wider
-than -3 SD to +3 SD at every age, so a real child is almost never refused while a weight typed in pounds, a
-temperature read as a weight, or an adult's weight given for a baby is. WHO gives no weight-for-age past 10
-years (BMI instead); from there only the lower bound holds, adults included: an adult "under 19 kg" is an age and
-a weight swapped ("20 kg, 5 years" read as 5 kg at 20) or a unit error, never a weight to dose by.
+Medians (kg) of the WHO Child Growth Standards (0-5 years, 2006) and the WHO Growth Reference (5-10 years, 2007),
+boys and girls. The band is 0.6x the lower (girls') median (below -3 SD) to about +3 SD of the boys (HIGH_RATIO
+times their median: 1.4x at 6 months to 2 years, widening to 2x at 10 years, as the WHO LMS tables skew), so a real
+child is almost never refused while a weight typed in pounds (24 lb sent as 24 kg at 2 years: review 2 D10), a
+temperature read as a weight, or an adult's weight given for a baby is. WHO gives no weight-for-age past 10 years
+(BMI instead); from there only the lower bound holds, adults included: an adult "under 19 kg" is an age and a
+weight swapped ("20 kg, 5 years" read as 5 kg at 20) or a unit error, never a weight to dose by.
 """
 
 from __future__ import annotations
@@ -34,8 +35,21 @@ WHO_MEDIANS_KG: dict[float, tuple[float, float]] = {
     9.0: (28.1, 28.2),
     10.0: (31.2, 31.9),
 }
-LOW, HIGH = 0.6, 2.0
+LOW = 0.6
+# age in years: about +3 SD of the boys' weight-for-age as a multiple of their median (WHO LMS: birth 5.0 kg,
+# 1 year 13.3 kg, 2 years 17.1 kg)
+HIGH_RATIO: dict[float, float] = {0.0: 1.5, 0.5: 1.4, 2.0: 1.41, 3.0: 1.45, 5.0: 1.52, 7.0: 1.7, 10.0: 2.0}
 _AGES = sorted(WHO_MEDIANS_KG)
+
+
+def _ratio(age: float) -> float:
+    ages = sorted(HIGH_RATIO)
+    age = min(age, ages[-1])
+    i = bisect_right(ages, age) - 1
+    if i == len(ages) - 1:
+        return HIGH_RATIO[ages[i]]
+    a, b = ages[i], ages[i + 1]
+    return HIGH_RATIO[a] + (HIGH_RATIO[b] - HIGH_RATIO[a]) * (age - a) / (b - a)
 
 
 def _median(age: float, side: int) -> float:
@@ -51,7 +65,7 @@ def _median(age: float, side: int) -> float:
 def weight_band(age_years: float) -> tuple[float, float | None]:
     """(lowest, highest) plausible weight in kg for age_years; highest is None past 10 years."""
     low = round(LOW * _median(age_years, 0), 1)
-    high = round(HIGH * _median(age_years, 1), 1) if age_years <= _AGES[-1] else None
+    high = round(_ratio(age_years) * _median(age_years, 1), 1) if age_years <= _AGES[-1] else None
     return low, high
 
 

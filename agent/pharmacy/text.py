@@ -122,11 +122,25 @@ _STATES = {
 }
 
 
+# A mention denied in its own clause: "hamile değilim", "emzirmiyorum", "I'm not pregnant", "no longer breastfeeding".
+_CLAUSE_END = re.compile(r"[\n.;!?,]|\b(?:ama|fakat|but)\b")
+_DENIED_BEFORE = re.compile(r"\b(?:not|never|no longer|isn'?t|aren'?t|am not)\s+(?:\w+\s+){0,2}$")
+_DENIED_AFTER = re.compile(r"^\w*\s*(?:degil|değil)|^(?:ir)?m[iı]yor|^(?:ir)?med")
+
+
 def stated_states(text: str) -> frozenset[str]:
     """Which of "pregnant" and "breastfeeding" the text speaks of (its own words, any case, with or without
-    Turkish letters); nothing is read from it beyond that the word is there ("I'm not pregnant" counts)."""
+    Turkish letters), not counting a mention denied in its clause ("hamile değilim", "I'm not pregnant")."""
     folded = fold_case(text or "")
-    return frozenset(state for state, pattern in _STATES.items() if pattern.search(folded))
+    found = set()
+    for state, pattern in _STATES.items():
+        for m in pattern.finditer(folded):
+            start = max((e.end() for e in _CLAUSE_END.finditer(folded, 0, m.start())), default=0)
+            end = next((e.start() for e in _CLAUSE_END.finditer(folded, m.end())), len(folded))
+            before, after = folded[start : m.start()], folded[m.end() : end]
+            if not (_DENIED_BEFORE.search(before) or _DENIED_AFTER.search(after)):
+                found.add(state)
+    return frozenset(found)
 
 
 # Turkish case, possessive and plural endings as a patient writes them after a medicine's name without an

@@ -16,7 +16,13 @@ Every tool returns a small JSON-serialisable dict and never raises on bad input.
 - ``ambiguous_drug``: the name fits several medicines; ``matches`` lists them (search_drug returns
   these as a normal result instead).
 - ``not_in_database``: a real medicine (a substance of the ANSM thesaurus) that this data does not cover;
-  it is never answered as another one.
+  it is never answered as another one. check_interactions checks it against the thesaurus alone (its pairs carry
+  ``substance: true``; ``substances`` lists such names) instead of listing it as unknown.
+
+An unknown_drug that adds a word to a brand ("A-ferin Hot", "Tylenol PM") is another product of the line: it comes
+with ``line_of`` (the brand) and no suggestion. Herbals and foods of the thesaurus ("sarı kantaron", "greyfurt
+suyu") are paired by check_interactions (``food: true``); a reference entry whose level depends on the dose is
+answered at the product's level (``dose_use``) or lists each level (``levels``).
 - ``internal_error``: an unexpected failure (a bug); the details are logged, not returned.
 
 A problem only the patient can fix (a weight or an age out of range, no age given) comes with a message in the
@@ -372,6 +378,15 @@ def _unresolved(db: DrugDB, name: str, res: Resolution) -> ToolError:
             f"'{name}' matches several medicines; use one of matches",
             matches=[_brief(db, t, res.lang) for t in res.candidates],
         )
+    if res.line_of is not None:
+        line = db.display_name(res.line_of, res.lang)
+        return ToolError(
+            "unknown_drug",
+            f"'{name}' is not in the drug database: it is another product than {line} (its ingredients may differ); "
+            "not covered, nothing stands in for it",
+            suggestions=[],
+            line_of=line,
+        )
     return ToolError(
         "unknown_drug",
         f"'{name}' is not in the drug database",
@@ -468,9 +483,25 @@ def search_drug(drug: str, language: Lang | None = None) -> dict:
         if combos:
             out["combinations"] = _brands(db, combos, lang, 4)
         out["status"] = ing["status"]
+        # A Turkish asker reads the legal status of the products sold in Turkey (TİTCK), not the ingredient's
+        # status elsewhere: paracetamol is OTC in the US, Parol is a prescription medicine.
+        turkish = {
+            db.products[p]["status"]
+            for p in db.by_ingredient_set.get(frozenset(ids), [])
+            if db.products[p]["lang"] == "tr"
+        }
+        if lang == "tr" and len(turkish) == 1 and turkish != {ing["status"]}:
+            out["status"] = next(iter(turkish))
+            out["status_note"] = _TURKISH_STATUS[out["status"]]
     if any(db.ingredients[i]["high_risk"] for i in ids):
         out["high_risk"] = True
     return out
+
+
+_TURKISH_STATUS = {
+    "Rx": "Türkiye'de bu etkin maddeyi tek başına içeren ürünler reçeteli ilaçtır (TİTCK).",
+    "OTC": "Türkiye'de bu etkin maddeyi tek başına içeren ürünler reçetesiz satılır.",
+}
 
 
 @_tool
@@ -531,6 +562,7 @@ _UNCHECKED_REASONS = {
     "unconfirmed": "unconfirmed: a typo of one of suggestions",
     "not_in_database": "not in database",
     "unknown": "not found",
+    "food_not_covered": "not covered: a herbal or food the reference does not list",
 }
 
 
@@ -551,14 +583,14 @@ def check_interactions(drugs: list[str], language: Lang | None = None) -> dict:
     lang: Lang = _language(language) or ("tr" if any(r.lang == "tr" for r in results) else "en")
     # Only exact names are checked: a typo read as a medicine could report the wrong pair as safe.
     resolved = [
-        (db.display_name(r.target, lang), db.ingredient_ids(r.target))
+        (db.display_name(r.target, lang), db.ingredient_ids(r.target), r.target)
         for r in results
         if r.status == "found" and r.target is not None and not r.corrected
     ]
     pairs: list[dict] = []
     duplicates: list[dict] = []
-    for i, (name_a, ids_a) in enumerate(resolved):
-        for name_b, ids_b in resolved[i + 1 :]:
+    for i, (name_a, ids_a, target_a) in enumerate(resolved):
+        for name_b, ids_b, target_b in resolved[i + 1 :]:
             shared = [x for x in ids_a if x in ids_b]
             duplicates += [
                 {
@@ -568,7 +600,7 @@ def check_interactions(drugs: list[str], language: Lang | None = None) -> dict:
                 }
                 for x in shared
             ]
-            found = _interaction_entries(db, (name_a, ids_a), (name_b, ids_b), lang)
+            found = _interaction_entries(db, (name_a, ids_a, target_a), (name_b, ids_b, target_b), lang)
             if not found and not shared:
                 covered = all(db.in_reference(x) for x in [*ids_a, *ids_b])
                 found = [
@@ -579,6 +611,25 @@ def check_interactions(drugs: list[str], language: Lang | None = None) -> dict:
                     }
                 ]
             pairs += found
+    # A substance of the reference this data does not cover (verapamil, atenolol) is checked against the thesaurus
+    # alone: its pairs with every medicine and with the other such substances.
+    substances = [
+        (n, r.substance)
+        for n, r in zip(names, results, strict=True)
+        if r.status == "not_in_database" and r.substance and not r.corrected
+    ]
+    for i, (_, substance) in enumerate(substances):
+        shown = db.substance_name(substance, lang)
+        for name, ids, _ in resolved:
+            pairs += _substance_entries(db, (shown, [substance]), (name, ids), lang)
+        for _, other in substances[i + 1 :]:
+            if other != substance:
+                pairs += _substance_entries(db, (shown, [substance]), (db.substance_name(other, lang), [other]), lang)
+    # Herbals and foods of the reference ("sarı kantaron", "greyfurt suyu"): their ANSM pairs with each medicine.
+    foods = {n: food for n, r in zip(names, results, strict=True) if r.status != "found" and (food := db.food_of(n))}
+    for food in dict.fromkeys(foods.values()):
+        for name, ids, _ in resolved:
+            pairs += _food_entries(db, (name, ids), food, lang)
     pairs.sort(key=lambda p: SEVERITY_RANK.get(p["severity"], len(SEVERITY_RANK)))
     out: dict[str, Any] = {"pairs": pairs, "duplicates": duplicates}
     # "parol ile alkol": a name that is no medicine but a condition of the data (alcohol) is answered with each
@@ -591,20 +642,113 @@ def check_interactions(drugs: list[str], language: Lang | None = None) -> dict:
         verdict
         for condition, found in conditions.items()
         if found
-        for name, _ in resolved
+        for name, _, _ in resolved
         if (verdict := _condition_verdict(name, condition, lang)) is not None
     ]:
         out["conditions"] = with_conditions
     unknown = [
         _unchecked(db, name, r, lang)
         for name, r in zip(names, results, strict=True)
-        if _is_unchecked(r) and not conditions.get(name)
+        if _is_unchecked(r) and not conditions.get(name) and name not in foods and name not in dict(substances)
     ]
+    if substances:  # not in this database: checked against the thesaurus only (no label text, no dose)
+        out["substances"] = [
+            {"name": n, "substance": db.substance_name(sub, lang), "note": _SUBSTANCE_NOTE[lang]}
+            for n, sub in substances
+        ]
     if unknown:
         out["unknown"] = unknown
         out["warning"] = _UNCHECKED_WARNING[lang]
     out["disclaimer"] = DISCLAIMER[lang]
     return out
+
+
+_SUBSTANCE_NOTE = {
+    "tr": "Bu veritabanında yok: yalnızca ANSM etkileşim tezaurusuyla kontrol edildi (prospektüs bilgisi ve doz yok).",
+    "en": "Not in this database: checked against the ANSM interaction thesaurus only (no label text, no dose).",
+}
+_SUBSTANCE_LISTED = {
+    "tr": "ANSM tezaurusu bu ikili için bir etkileşim listeliyor ({entries}); ayrıntısı bu veritabanında çevrilmedi: "
+    "ne anlama geldiğini eczacınıza sorun.",
+    "en": "The ANSM thesaurus lists an interaction for this pair ({entries}); its details are not translated in this "
+    "database: ask a pharmacist what it means for you.",
+}
+_DEPENDS = {
+    "tr": "Düzey doza veya duruma göre değişir.",
+    "en": "The level depends on the dose or the situation.",
+}
+
+
+def _substance_entries(db: DrugDB, a: tuple[str, list[str]], b: tuple[str, list[str]], lang: Lang) -> list[dict]:
+    """A reference substance outside the data (a: its name, [substance]) with a medicine (b: its name, its
+    ingredient ids) or another substance (b: name, [substance]): the thesaurus' levels, per ingredient."""
+    (name_a, subs_a), (name_b, ids_b) = a, b
+    cited = f"ANSM thesaurus, {db.reference['source']['dated']} edition"
+    levels = db.reference["source"]["levels"]
+    parts = [(i, db.substances_of(i)) for i in ids_b] if ids_b[0] in db.ingredients else [(None, ids_b)]
+    entries, unchecked = [], False
+    for ing, subs_b in parts:
+        if not subs_b:
+            unchecked = True
+            continue
+        found = db.substance_entries(subs_a, subs_b)
+        if not found:
+            continue
+        codes = [c for c in ("CI", "ASDEC", "PE", "APEC") if any(c in lv for _, lv in found)]
+        severity = levels[codes[0]]
+        entry: dict[str, Any] = {"drugs": [name_a, name_b], "severity": severity, "substance": True}
+        if ing is not None and len(ids_b) > 1:
+            entry["ingredients"] = [name_a, db.ingredients[ing][f"name_{lang}"]]
+        text = _SUBSTANCE_LISTED[lang].format(entries="; ".join(e for e, _ in found))
+        several = any(len(lv) > 1 for _, lv in found)
+        entry["description"] = f"{text} {_DEPENDS[lang]}" if several else text
+        entry["management"] = LEVEL_MANAGEMENT[severity][lang]
+        if several:
+            entry["levels"] = [{"severity": levels[c]} for c in codes]
+        entry["sources"] = [{"source": f"{cited}: {e}", "severity": levels[lv[0]]} for e, lv in found]
+        entries.append(entry)
+    if entries:
+        return entries
+    return [
+        {
+            "drugs": [name_a, name_b],
+            "severity": None,
+            "substance": True,
+            "description": (NOT_CHECKED if unchecked else NOT_LISTED)[lang],
+        }
+    ]
+
+
+def _food_entries(db: DrugDB, medicine: tuple[str, list[str]], food: str, lang: Lang) -> list[dict]:
+    """A medicine with a herbal or food of the reference: one entry per ingredient the ANSM thesaurus pairs with it;
+    "not listed" (or "not checked" when the reference does not cover the medicine) otherwise, never "safe"."""
+    name, ids = medicine
+    shown = db.foods[food][f"name_{lang}"]
+    cited = f"ANSM thesaurus, {db.reference['source']['dated']} edition"
+    entries = []
+    for ing in ids:
+        listed = db.reference_between(ing, food)
+        if not listed:
+            continue
+        severity = min((r["severity"] for r in listed), key=SEVERITY_RANK.__getitem__)
+        entry: dict[str, Any] = {"drugs": [name, shown], "severity": severity, "food": True}
+        if len(ids) > 1:
+            entry["ingredients"] = [db.ingredients[ing][f"name_{lang}"], shown]
+        entry["description"] = " ".join(_mechanism(r, lang) for r in listed if r["severity"] == severity)
+        entry["management"] = LEVEL_MANAGEMENT[severity][lang]
+        entry["sources"] = [{"source": f"{cited}: {r['entry']}", "severity": r["severity"]} for r in listed]
+        entries.append(entry)
+    if entries:
+        return entries
+    covered = all(db.in_reference(x) for x in ids)
+    return [
+        {
+            "drugs": [name, shown],
+            "severity": None,
+            "food": True,
+            "description": (NOT_LISTED if covered else NOT_CHECKED)[lang],
+        }
+    ]
 
 
 def _condition_verdict(name: str, condition: str, lang: Lang) -> dict | None:
@@ -627,30 +771,41 @@ def _is_unchecked(res: Resolution) -> bool:
 
 def _unchecked(db: DrugDB, name: str, res: Resolution, lang: Lang) -> dict:
     reason = "unconfirmed" if res.status == "found" else res.status
+    if res.status == "unknown" and db.is_uncovered_food(name):
+        reason = "food_not_covered"  # ginkgo, zerdeçal: the reference lists no herbal or food but two
     targets = [res.target] if res.status == "found" and res.target is not None else res.candidates
-    return {
+    if reason == "food_not_covered":
+        targets = []
+    out = {
         "name": name,
         "reason": _UNCHECKED_REASONS[reason],
         "suggestions": [db.display_name(t, lang) for t in targets],
     }
+    if res.line_of is not None:  # "A-ferin Hot": another product of A-ferin's line, not A-ferin
+        out["line_of"] = db.display_name(res.line_of, lang)
+    return out
 
 
-def _interaction_entries(db: DrugDB, a: tuple[str, list[str]], b: tuple[str, list[str]], lang: Lang) -> list[dict]:
+def _interaction_entries(
+    db: DrugDB, a: tuple[str, list[str], Target], b: tuple[str, list[str], Target], lang: Lang
+) -> list[dict]:
     """One entry per pair of ingredients that the curated table or the reference lists; the more severe wins and
-    sources says which source said what."""
-    (name_a, ids_a), (name_b, ids_b) = a, b
-    edition = db.reference["source"]["edition"]
+    sources says which source said what. A reference entry whose level depends on the dose or the use is answered
+    at the level that applies to the product (low-dose aspirin: an antiplatelet); where the strength is not known,
+    levels lists each level with its condition."""
+    (name_a, ids_a, target_a), (name_b, ids_b, target_b) = a, b
+    cited = f"ANSM thesaurus, {db.reference['source']['dated']} edition"
+    uses = {i: dose_use(db, target_a, i) for i in ids_a} | {i: dose_use(db, target_b, i) for i in ids_b}
+    topical = is_topical(db, target_a) or is_topical(db, target_b)
     entries = []
     for ing_a in ids_a:
         for ing_b in ids_b:
             curated = db.interactions_between(ing_a, ing_b)
-            listed = db.reference_between(ing_a, ing_b)
+            listed = [r for row in db.reference_between(ing_a, ing_b) if (r := _at_use(row, uses)) is not None]
             if not curated and not listed:
                 continue
             sources = [{"source": ix["source"], "severity": ix["severity"]} for ix in curated]
-            sources += [
-                {"source": f"ANSM thesaurus {edition}: {r['entry']}", "severity": r["severity"]} for r in listed
-            ]
+            sources += [{"source": f"{cited}: {r['entry']}", "severity": r["severity"]} for r in listed]
             severity = min((s["severity"] for s in sources), key=SEVERITY_RANK.__getitem__)
             entry: dict[str, Any] = {"drugs": [name_a, name_b], "severity": severity}
             if len(ids_a) > 1 or len(ids_b) > 1:  # say which parts of a combination interact
@@ -663,14 +818,103 @@ def _interaction_entries(db: DrugDB, a: tuple[str, list[str]], b: tuple[str, lis
             if top_curated == severity:
                 entry["management"] = " ".join(ix[f"management_{lang}"] for ix in curated if ix["severity"] == severity)
             else:
-                entry["management"] = LEVEL_MANAGEMENT[severity][lang]
+                entry["management"] = " ".join(
+                    dict.fromkeys(_level_management(r, lang) for r in listed if r["severity"] == severity)
+                )
+            if levels := [lv for r in listed for lv in r.get("per_level", [])]:
+                entry["levels"] = [
+                    {"severity": lv["severity"], "when": lv[f"when_{lang}"], "management": lv[f"management_{lang}"]}
+                    for lv in levels
+                ]
+            if used := next(((i, uses[i]) for i in (ing_a, ing_b) if uses.get(i)), None):
+                ing, use = used  # the strength decided the level: say at which use
+                entry["dose_use"] = db.ingredients[ing]["low_dose"][f"use_{lang}"] if use == "low" else _FULL_DOSE[lang]
+            if topical and SEVERITY_RANK[severity] < SEVERITY_RANK["minor"]:
+                # Applied to the skin, little reaches the blood: the systemic interaction applies to tablets.
+                entry["severity"] = "minor"
+                entry["topical"] = True
+                entry["description"] = f"{_TOPICAL[lang]} {entry['description']}"
+                entry["management"] = _TOPICAL_MANAGEMENT[lang]
             entry["sources"] = sources
             entries.append(entry)
     return entries
 
 
+_FULL_DOSE = {"tr": "ağrı kesici veya antiinflamatuvar doz", "en": "pain-relief or anti-inflammatory dose"}
+_TOPICAL = {
+    "tr": "Cilde sürülen üründen kana çok az geçer; bu etkileşim esas olarak ağızdan alınan formlar içindir:",
+    "en": "Applied to the skin, little reaches the blood; this interaction concerns mainly the forms taken by mouth:",
+}
+_TOPICAL_MANAGEMENT = {
+    "tr": "Geniş alana veya uzun süre sürmeyin; kullandığınızı hekim veya eczacınıza söyleyin.",
+    "en": "Do not apply it to large areas or for long; tell your doctor or pharmacist you use it.",
+}
+TOPICAL_FORMS = frozenset({"gel", "cream", "mouthwash"})
+_STRENGTH = re.compile(r"(\d+(?:[.,]\d+)?)\s*(mg|g|mcg)\b", re.IGNORECASE)
+_MG_PER = {"mg": 1.0, "g": 1000.0, "mcg": 0.001}
+
+
+def strengths_mg(product: dict, ingredient_id: str) -> list[float | None]:
+    """The mg of ingredient_id in each presentation of product ("500 mg/30 mg": its part; "120 mg/5 mL": 120),
+    None where a strength is no plain amount (a range, a percentage)."""
+    index = product["ingredients"].index(ingredient_id)
+    out: list[float | None] = []
+    for pres in product["presentations"]:
+        parts = pres["strength"].split(" per ")[0].split("/")
+        part = parts[index] if len(product["ingredients"]) > 1 and index < len(parts) else parts[0]
+        m = _STRENGTH.fullmatch(part.strip())
+        out.append(float(m[1].replace(",", ".")) * _MG_PER[m[2].lower()] if m else None)
+    return out
+
+
+def dose_use(db: DrugDB, target: Target, ingredient_id: str) -> str | None:
+    """ "low" when every strength of the product is within the ingredient's low dose (drugs.json low_dose:
+    Coraspin 100 mg is an antiplatelet), "full" when none is, None when not known (a name, mixed strengths)."""
+    low = db.ingredients[ingredient_id].get("low_dose")
+    if low is None or target.kind != "product":
+        return None
+    values = strengths_mg(db.products[target.id], ingredient_id)
+    if not values or None in values:
+        return None
+    if all(v <= low["max_mg"] for v in values):  # type: ignore[operator]
+        return "low"
+    if all(v > low["max_mg"] for v in values):  # type: ignore[operator]
+        return "full"
+    return None
+
+
+def is_topical(db: DrugDB, target: Target) -> bool:
+    """Whether a product is only applied to the skin or the mouth (Voltaren Emulgel)."""
+    return target.kind == "product" and all(p["form"] in TOPICAL_FORMS for p in db.products[target.id]["presentations"])
+
+
+def _at_use(row: dict, uses: dict[str, str | None]) -> dict | None:
+    """A reference row at the levels that apply to the products' use of its dose_of ingredient (all when not known);
+    None when none applies (the entry concerns only another dose)."""
+    if "per_level" not in row:
+        return row
+    use = uses.get(row.get("dose_of", ""))
+    levels = [lv for lv in row["per_level"] if use is None or lv.get("dose", "any") in ("any", use)]
+    if not levels:
+        return None
+    return {**row, "per_level": levels, "severity": levels[0]["severity"]}
+
+
+def _level_management(row: dict, lang: Lang) -> str:
+    """What to do for a reference row: its levels' advice, each with its condition when several apply; a level's
+    generic advice for a single-level entry."""
+    levels = row.get("per_level")
+    if not levels:
+        return LEVEL_MANAGEMENT[row["severity"]][lang]
+    if len(levels) == 1:
+        return levels[0][f"management_{lang}"]
+    return " ".join(f"{lv[f'when_{lang}']}: {lv[f'management_{lang}']}" for lv in levels)
+
+
 def _mechanism(row: dict, lang: Lang) -> str:
     text = row[f"mechanism_{lang}"]
+    if levels := row.get("per_level"):
+        return f"{text} ({levels[0][f'when_{lang}']})"
     return f"{text} ({row[f'when_{lang}']})" if f"when_{lang}" in row else text
 
 
@@ -702,11 +946,32 @@ _DOSE_REASONS = {
         "en": "{weight:g} kg is far outside the usual range for {age} ({band}, WHO growth charts): check the "
         "weight (kg, not lb); the dose must come from a doctor.",
     },
+    "no_unit": {
+        "tr": "{brand} tabletleri bu kiloya göre dozdan büyük: bölünmüş tablet yerine uygun bir şurup için eczacınıza "
+        "danışın.",
+        "en": "One {brand} tablet is more than the dose for this weight: ask a pharmacist for a suitable liquid rather "
+        "than splitting tablets.",
+    },
     "product_age": {
         "tr": "{brand} {limit} ve üstü içindir; bu yaşa uygun bir ürün için eczacınıza danışın.",
         "en": "{brand} is for {limit} and over; ask a pharmacist for a product suited to this age.",
     },
 }
+
+
+def _whole_units(mg: float, solid: dict, ingredient_id: str) -> tuple[int, dict] | None:
+    """The most whole tablets (or capsules) of one strength that stay within mg, the larger total first, fewer
+    units on a tie; None when even one is more than mg or no strength is a plain amount."""
+    best: tuple[float, int, dict] | None = None
+    for pres, strength in zip(solid["presentations"], strengths_mg(solid, ingredient_id), strict=True):
+        if strength is None or strength > mg:
+            continue
+        count = int(mg // strength)
+        if best is None or (count * strength, -count) > (best[0], -best[1]):
+            best = (count * strength, count, pres)
+    return None if best is None else (best[1], best[2])
+
+
 _SOLID_FOR_ADULTS = {
     "tr": "12 yaş ve üstünde katı form (tablet, kapsül) tercih edilir; şurupla yetişkin dozu çok hacim gerektirir.",
     "en": "From 12 years a solid form (tablet, capsule) is preferred; an adult dose of syrup is a large volume.",
@@ -840,14 +1105,24 @@ def calculate_dose(
     out["per_dose_mg"] = dose.per_dose_mg
     if product is not None:
         liquid = next((p for p in product["presentations"] if p["form"] in LIQUID_FORMS and "mg_per_ml" in p), None)
+        solid = {**product, "presentations": [p for p in product["presentations"] if p["form"] not in LIQUID_FORMS]}
         if liquid is not None and age < ADULT_FORMS_FROM_YEARS:
             out["per_dose_ml"] = dose_in_ml(dose.per_dose_mg, liquid["mg_per_ml"])
             out["liquid_strength"] = liquid["strength"]
-        elif liquid is not None:
-            solid = {**product, "presentations": [p for p in product["presentations"] if p["form"] not in LIQUID_FORMS]}
-            if solid["presentations"]:
-                out["forms"] = _forms(solid, lang)
+        elif liquid is not None and solid["presentations"]:
+            out["forms"] = _forms(solid, lang)
             out["note"] = _SOLID_FOR_ADULTS[lang]
+        if "per_dose_ml" not in out and solid["presentations"]:
+            # The tablets to take: 675 mg for 45 kg is one 500 mg tablet, never rounded up. per_dose_mg stays the
+            # dose by weight (the limit the answer checks hold an answer to).
+            if units := _whole_units(dose.per_dose_mg, solid, ids[0]):
+                count, pres = units
+                mg = round(count * strengths_mg(solid, ids[0])[solid["presentations"].index(pres)], 1)  # type: ignore[operator]
+                out["per_dose_mg_as_units"] = int(mg) if mg == int(mg) else mg
+                out["per_dose_units"] = count
+                out["unit_strength"] = _forms({**solid, "presentations": [pres]}, lang)[0]
+            elif any(s is not None for s in strengths_mg(solid, ids[0])):
+                out["unit_note"] = _DOSE_REASONS["no_unit"][lang].format(brand=product["brand"])
     out["interval_hours"] = dose.interval_hours
     out["max_doses_per_day"] = dose.max_doses_per_day
     out["max_daily_mg"] = dose.max_daily_mg
@@ -913,6 +1188,14 @@ _MSG = {
     "too_young": {
         "tr": "{limit} altında hekim kararı olmadan kullanılmaz.",
         "en": "Not for use under {limit} unless a doctor decides.",
+    },
+    "form_too_young": {
+        "tr": "{form}: {limit} altında kullanılmaz; bu yaşa uygun formu (ör. şurup) kullanın.",
+        "en": "{form}: not for use under {limit}; use the form suited to this age (e.g. the syrup).",
+    },
+    "infant": {
+        "tr": "3 aydan küçük bebekte ateş aynı gün hekim muayenesi gerektirir.",
+        "en": "A fever in a baby under 3 months needs a doctor's assessment the same day.",
     },
     "elderly": {
         "tr": "65 yaş üstünde yan etki riski daha yüksektir; düşük doz ve hekim kontrolü gerekir.",
@@ -1023,7 +1306,11 @@ def check_contraindications(
         ing = db.ingredients[ing_id]
         safety, sections = ing["safety"], ing["sections"]
         preg = sections["pregnancy"]
-        if is_pregnant:
+        low = ing.get("low_dose")
+        if is_pregnant and low is not None and dose_use(db, target, ing_id) == "low":
+            # Low-dose aspirin in pregnancy is prescribed care (pre-eclampsia), not the analgesic dose to avoid.
+            add(ing, _MSG["pregnancy"][lang], low["pregnancy"], low[f"pregnancy_{lang}"], low["source"])
+        elif is_pregnant:
             add(ing, _MSG["pregnancy"][lang], safety["pregnancy"], preg[lang], preg["source"])
         if is_breastfeeding:
             add(
@@ -1039,7 +1326,7 @@ def check_contraindications(
                 ing,
                 _MSG["age"][lang],
                 "avoid",
-                _MSG["too_young"][lang].format(limit=_years(min_age, lang)),
+                _too_young(min_age, age, lang),
                 sections["pediatric"]["source"],
             )
         elif age is not None and age >= ELDERLY_FROM_YEARS and safety["elderly"] != "ok":
@@ -1051,15 +1338,22 @@ def check_contraindications(
                 source = sections["contraindications" if level == "avoid" else "warnings"]["source"]
                 add(ing, label, level, _MSG[f"condition_{level}"][lang].format(label=label), source)
     product = db.products[target.id] if target.kind == "product" else None
-    if product is not None and age is not None and age < product.get("min_age_years", 0):
-        limit = _years(product["min_age_years"], lang)
-        add(
-            None,
-            _MSG["age"][lang],
-            "avoid",
-            f"{product['brand']}: " + _MSG["too_young"][lang].format(limit=limit),
-            None,
-        )
+    if product is not None and age is not None:
+        band = product.get("min_age_years", 0)
+        # Each form has its own age band (Avil tablet from 6 years, its syrup younger): the youngest decides
+        # whether the product suits at all, the others are named.
+        forms = [(pres, pres.get("min_age_years", band)) for pres in product["presentations"]]
+        youngest = min(limit for _, limit in forms)
+        if age < max(band, youngest):
+            limit = max(band, youngest)
+            add(None, _MSG["age"][lang], "avoid", f"{product['brand']}: " + _too_young(limit, age, lang), None)
+        else:
+            for pres, limit in forms:
+                if age < limit:
+                    form = FORM_NAMES[pres["form"]][0 if lang == "tr" else 1]
+                    shown = f"{product['brand']} {pres['strength']} {form}"
+                    text = _MSG["form_too_young"][lang].format(form=shown, limit=_years(limit, lang))
+                    add(None, _MSG["age"][lang], "caution", text, None)
     for cid in condition_ids:
         if not any(cid in db.ingredients[i]["safety"]["conditions"] for i in ids):
             label = db.conditions[cid][f"name_{lang}"]
@@ -1081,6 +1375,15 @@ def check_contraindications(
         out["sources"] = sources
     out["disclaimer"] = DISCLAIMER[lang]
     return out
+
+
+def _too_young(limit: float, age: float, lang: Lang) -> str:
+    """Why a medicine does not suit this age; for a baby under 3 months, that a fever needs a doctor today."""
+    text = _MSG["too_young"][lang].format(limit=_years(limit, lang))
+    return f"{text} {_MSG['infant'][lang]}" if age < INFANT_YEARS else text
+
+
+INFANT_YEARS = 0.25
 
 
 def is_known_name(text: str) -> bool:
