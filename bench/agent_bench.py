@@ -653,7 +653,16 @@ def report(
     return "\n".join(lines)
 
 
-SYSTEMS = ("agent_cold", "agent_model_answers", "agent", "agent_llamacpp", "pipeline", "stops", "llamacpp_loop", "smolagents")
+SYSTEMS = (
+    "agent_cold",
+    "agent_model_answers",
+    "agent",
+    "agent_llamacpp",
+    "pipeline",
+    "stops",
+    "llamacpp_loop",
+    "smolagents",
+)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -77,19 +77,47 @@ RUNS: tuple[Run, ...] = (
         "freetext/default_dev",
         "freetext/default_dev",
         FREETEXT_DEV,
-        "the current default adapter and agent (answer checks, the tools' patient messages, asked-for ages, the "
-        "crisis check) on the free-text dev set",
+        "the current default adapter and agent: answers written from the tools' results (answers='tools'), "
+        "emergency triage before generation, the answer checks; free-text dev set",
         f"{EVAL} {FREETEXT_DEV} --predictions eval/results/freetext/default_dev_predictions.jsonl",
-        formerly="freetext/dev_patient_words",
         stage=DEFAULT_STAGE,
     ),
     Run(
         "freetext/default_test",
         "freetext/default_test",
         FREETEXT_TEST,
-        "the current default adapter and agent on the frozen free-text test set, reported only",
+        "the current default adapter and agent (answers='tools', triage) on the frozen free-text test set, "
+        "reported only",
         f"{EVAL} {FREETEXT_TEST} --predictions eval/results/freetext/default_test_predictions.jsonl",
+        stage=DEFAULT_STAGE,
+    ),
+    Run(
+        "freetext/model_answers_dev",
+        "freetext/model_answers_dev",
+        FREETEXT_DEV,
+        "the default adapter with the agent of commit 8187aa6: the model writes every answer, answer checks and the "
+        "crisis word lists (the baseline of the phrasebook); free-text dev set",
+        f"{EVAL} {FREETEXT_DEV} --predictions eval/results/freetext/default_dev_predictions.jsonl (at 8187aa6)",
+        formerly="freetext/dev_patient_words",
+        stage=DEFAULT_STAGE,
+    ),
+    Run(
+        "freetext/model_answers_test",
+        "freetext/model_answers_test",
+        FREETEXT_TEST,
+        "the default adapter with the agent of commit 8187aa6 (the model writes every answer) on the frozen "
+        "free-text test set, reported only",
+        f"{EVAL} {FREETEXT_TEST} --predictions eval/results/freetext/default_test_predictions.jsonl (at 8187aa6)",
         formerly="freetext/test_patient_words",
+        stage=DEFAULT_STAGE,
+    ),
+    Run(
+        "templated_test/default",
+        "templated_test/default",
+        "eval/templated_test.jsonl",
+        "the current default adapter and agent (answers='tools', triage) on the frozen templated test split, "
+        "reported only",
+        f"{EVAL} eval/templated_test.jsonl --predictions eval/results/templated_test/default_predictions.jsonl",
         stage=DEFAULT_STAGE,
     ),
     Run(

@@ -139,7 +139,7 @@ def test_security_doc_states_the_detectors_figures_as_measured():
     doc = (ROOT / "docs" / "security.md").read_text(encoding="utf-8")
     for name, path in (("dev", ed.DEV), ("test", ed.TEST)):
         f = ed.figures(detector(), ed.read_cases(path))
-        row = re.search(rf"^\| {name} \| (\d+) \| ([\d.]+) % \| ([\d.]+) % \|", doc, re.MULTILINE)
+        row = re.search(rf"^\s*\| {name} \| (\d+) \| ([\d.]+) % \| ([\d.]+) % \|", doc, re.MULTILINE)
         assert row, f"docs/security.md has no '| {name} |' row of the detector's figures"
         assert int(row[1]) == f["cases"]
         assert float(row[2]) == round(100 * f["recall"], 1) and float(row[3]) == round(100 * f["false_alarms"], 1)

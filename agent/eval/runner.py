@@ -158,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
             "names_only": args.grounded_names and args.names_only,
             "max_steps": args.max_steps,
             "max_new_tokens": args.max_new_tokens,
+            "answers": args.answers,
             "seconds": round(time.time() - started, 1),
         }
     summary = {**score(cases, predictions), **info}
