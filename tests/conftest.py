@@ -14,6 +14,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "training"))
 # bench/servers.py starts and stops the local servers of the end-to-end tests and of the benchmarks.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+# vLLM's CPU build has an environment of its own (make vllm): its test runs with `make test-vllm`, which names it.
+collect_ignore = [] if os.environ.get("PPSF_VLLM_PYTHON") else ["test_vllm.py"]
 # The CLI runs of the tests (and their subprocesses) file prefix states here, not in the user's cache.
 os.environ["PPSF_PREFIXES"] = tempfile.mkdtemp(prefix="ppsf-test-prefixes-")
 

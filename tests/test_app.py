@@ -13,6 +13,7 @@ import shutil
 import stat
 import sys
 import time
+import types
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -233,7 +234,7 @@ def test_the_app_removes_the_transcripts_it_wrote_when_it_exits_unless_asked_to_
     ("argv", "address"),
     [([], (None, None)), (["--host", "0.0.0.0", "--port", "8123"], ("0.0.0.0", 8123))],
 )
-def test_the_address_is_gradios_environment_unless_a_flag_names_it(monkeypatch, argv, address):
+def test_the_address_is_gradios_environment_unless_a_flag_names_it(monkeypatch, tmp_path, argv, address):
     """Unset, --host and --port reach launch() as None, which makes Gradio read GRADIO_SERVER_NAME / _PORT."""
     import agent.engine.openai_backend
     import agent.ppsf
@@ -250,7 +251,8 @@ def test_the_address_is_gradios_environment_unless_a_flag_names_it(monkeypatch, 
 
     monkeypatch.setenv("GRADIO_SERVER_PORT", "9999")  # read by Gradio, never by app.py
     monkeypatch.setattr(agent.web, "build", lambda app: Demo())
-    monkeypatch.setattr(agent.web, "PharmacistApp", lambda *args, **kwargs: None)
+    app = types.SimpleNamespace(downloads=tmp_path / "downloads", ttl=None)  # what serve() reads of the app
+    monkeypatch.setattr(agent.web, "PharmacistApp", lambda *args, **kwargs: app)
     monkeypatch.setattr(agent.ppsf, "load_tokenizer", lambda: None)
     monkeypatch.setattr(agent.engine.openai_backend, "OpenAIGenerator", lambda *args, **kwargs: None)
     assert agent.web.main(["--backend", "openai", *argv]) == 0
