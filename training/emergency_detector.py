@@ -34,7 +34,9 @@ sys.path.insert(0, str(ROOT / "training"))
 TRAIN = sorted((ROOT / "training" / "emergency").glob("*.jsonl"))
 DEV = ROOT / "eval" / "emergency_dev.jsonl"
 TEST = ROOT / "eval" / "emergency_test.jsonl"
-TARGET_RECALL = 0.98
+# Recall first: 97.5 % of the dev emergencies (four misses of 170) is the highest the dev set reaches before the
+# false alarms on everyday questions double (98.2 %: 4.5 % of them, ordinary ones among them; 97.6 %: 3.0 %).
+TARGET_RECALL = 0.975
 # Ordinary pharmacy questions: the patient messages of the recipe's own training conversations (what the model
 # is taught to look up) are ordinary ones to learn from; the free-text and templated dev questions measure the
 # false alarms of everyday traffic (dev sets: for choices).
@@ -197,10 +199,15 @@ def figures(det: EmergencyDetector, cases: list[dict]) -> dict:
 
 
 def pick_threshold(det: EmergencyDetector, cases: list[dict], target: float) -> float:
-    """The highest threshold at which recall on cases is >= target."""
-    scores = sorted(conversation_score(det, c)[0] for c in cases if c["label"] != "none")
-    allowed_misses = math.floor(len(scores) * (1 - target))
-    return max(scores[allowed_misses] - 1e-6, 0.0) if scores else 0.5
+    """The highest threshold at which recall on cases, as `figures` reads them, is >= target (det unchanged)."""
+    kept, found = det.threshold, 0.0
+    for score in sorted({conversation_score(det, c)[0] for c in cases if c["label"] != "none"}, reverse=True):
+        det.threshold = max(score - 1e-6, 0.0)
+        if figures(det, cases)["recall"] >= target:
+            found = det.threshold
+            break
+    det.threshold = kept
+    return found
 
 
 def save(weights: dict, threshold: float, path: Path, info: dict) -> None:

@@ -21,6 +21,8 @@ import sys
 import generate_data as gd  # a sibling: run as a script
 from generate_data import EVAL_TEMPLATES, ROOT, TEMPLATES, write_jsonl
 
+from agent.pharmacy import answers  # the phrasebook: key facts are what the agent's answers state
+
 CASES = ROOT / "eval" / "cases.jsonl"
 DEV, TEST = ROOT / "eval" / "templated_dev.jsonl", ROOT / "eval" / "templated_test.jsonl"
 
@@ -58,25 +60,25 @@ def key_facts(case: dict) -> list[str]:
     asked = first.get("drug", "")
     if intent in ("usage", "ingredient", "ambiguous_drug", "unknown_drug", "multi_step"):
         if "error" in results[0]:
-            facts = gd._err_answer(results[0], lang, asked)[1]
+            facts = answers.error_answer(results[0], lang, asked)[1]
         else:
-            facts = gd.search_answer(results[0], lang, asked, ingredient_first=intent == "ingredient")[1]
+            facts = answers.search_answer(results[0], lang, asked, ingredient_first=intent == "ingredient")[1]
         if intent == "multi_step":  # its second step checks the pair the question names
             names = _names(case["templates"][0], case["query"])
             pair = _run("check_interactions", lang, drugs=[names["a"], names["b"]])
-            facts = facts + gd.interaction_answer(pair, lang)[1]
+            facts = facts + answers.interaction_answer(pair, lang)[1]
         return facts
     answer = {
-        "section": lambda: gd.section_answer(results[0], lang, asked, first["section"]),
-        "interaction": lambda: gd.interaction_answer(results[0], lang),
-        "dose": lambda: gd.dose_answer(results[0], lang, asked),
-        "dose_refer": lambda: gd.dose_answer(results[0], lang, asked),
-        "alternatives": lambda: gd.alternatives_answer(results[0], lang, asked),
-        "contraindication": lambda: gd.contra_answer(results[0], lang, asked),
+        "section": lambda: answers.section_answer(results[0], lang, asked, first["section"]),
+        "interaction": lambda: answers.interaction_answer(results[0], lang),
+        "dose": lambda: answers.dose_answer(results[0], lang, asked),
+        "dose_refer": lambda: answers.dose_answer(results[0], lang, asked),
+        "alternatives": lambda: answers.alternatives_answer(results[0], lang, asked),
+        "contraindication": lambda: answers.contra_answer(results[0], lang, asked),
         "parallel": lambda: (
             "",
-            gd.search_answer(results[0], lang, asked)[1]
-            + gd.search_answer(results[1], lang, calls[1]["arguments"]["drug"])[1],
+            answers.search_answer(results[0], lang, asked)[1]
+            + answers.search_answer(results[1], lang, calls[1]["arguments"]["drug"])[1],
         ),
     }
     return answer[intent]()[1]
