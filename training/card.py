@@ -216,11 +216,27 @@ def _card_recipe_section(info: dict) -> list[str]:
 def _recipe_sections(info: dict, report: str | None) -> list[str]:
     """Data, recipe and scores of an adapter made by training/recipe.py (one run from the base model)."""
     data, train = info["recipe_values"]["data"], info["recipe_values"]["train"]
+    if data.get("examples"):
+        what = [
+            f"{info.get('conversations')} decision examples ({info.get('tokens')} tokens, {info.get('loss_tokens')}",
+            f"in the loss) cut from {data['conversations']} synthetic conversations (`training/decisions.py`): each",
+            "ends at one decision of the model (a call, a text no tool answers, or the answer marker after results,",
+            f"whose answer the tools write), with the exchange before it in {data['context']:.0%} of them; tools block",
+            f"{data['tools']}; rendered with the repo's `train` template exactly as the agent prompts.",
+        ]
+    else:
+        what = [
+            f"{info.get('conversations')} synthetic conversations ({info.get('tokens')} tokens, "
+            f"{info.get('loss_tokens')}",
+            "in the loss), 4-8 exchanges each, rendered with the repo's `train` template exactly as the agent prompts.",
+        ]
+    layers = f"the top {info['layers']} decoder layers" if info.get("layers") else "all linear layers"
+    phases = info.get("phase_seconds") or {}
+    timing = ", ".join(f"{k} {v / 60:.1f} min" for k, v in phases.items())
     lines = [
         "## Data",
         "",
-        f"{info.get('conversations')} synthetic conversations ({info.get('tokens')} tokens, {info.get('loss_tokens')}",
-        "in the loss), 4-8 exchanges each, rendered with the repo's `train` template exactly as the agent prompts.",
+        *what,
         "Every tool result is a real call of `agent.pharmacy.tools`; answers restate its fact. Questions come from",
         "`training/compose.py`: every training phrasing, with context sentences, relatives, ages in years and months,",
         "distractor words, lower case, Turkish without Turkish letters, typos and code-switching drawn per question,",
@@ -233,10 +249,11 @@ def _recipe_sections(info: dict, report: str | None) -> list[str]:
         f"`{info['recipe']}`, from the base model: TRL {info.get('trl')} `SFTTrainer`, loss on each assistant turn",
         "and its stop marker, logits only at loss positions; peft "
         f"{info.get('peft')} LoRA r={info.get('rank')}, alpha={info.get('alpha')}, dropout={info.get('dropout')}"
-        f" on all linear layers; lr {train['lr']} cosine, warmup {train['warmup_steps']}, batch "
+        f" on {layers}; lr {train['lr']} cosine, warmup {train['warmup_steps']}, batch "
         f"{info.get('batch_size')} x {info.get('grad_accum')}, {info.get('steps')} steps ({info.get('epochs')} epoch),",
         f"{'bf16 autocast' if info.get('bf16') else 'fp32'}; loss {_loss(info.get('first_loss'))} -> "
-        f"{_loss(info.get('last_loss'))}; {_where(info)}.",
+        f"{_loss(info.get('last_loss'))}; {_where(info)}"
+        + (f"; {timing}, {info.get('tokens_per_second')} tokens/s trained." if timing else "."),
         "",
         "```bash",
         info["data_command"],

@@ -29,7 +29,7 @@ from typing import Any
 
 from phrasings import MORE_ROUNDS, OPENERS, SECTION_SYNONYMS, TRAIN_ONLY_TEMPLATES  # a sibling: run as a script
 
-from agent.engine.toolbox import tool_schema
+from agent.engine.toolbox import compact_schema, tool_schema
 from agent.pharmacy import SYSTEM_PROMPT as DEFAULT_SYSTEM_PROMPT
 from agent.pharmacy.answers import (  # the phrasebook: the agent's answers are worded the same way
     GREETING_ANSWER,
@@ -1015,8 +1015,10 @@ class Generator:
 # ---------------------------------------------------------------- outputs
 
 
-def tools_block() -> list[dict]:
-    return [tool_schema(fn) for fn in PHARMACY_TOOLS]
+def tools_block(compact: bool = False) -> list[dict]:
+    """The tools' schemas as the data shows them (compact: agent.engine.toolbox.compact_schema)."""
+    schemas = [tool_schema(fn) for fn in PHARMACY_TOOLS]
+    return [compact_schema(s) for s in schemas] if compact else schemas
 
 
 def conversation(gen: Generator, rng: random.Random) -> dict:

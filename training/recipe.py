@@ -16,9 +16,11 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import random
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +29,11 @@ import train_lora
 import yaml
 from card import _fmt, write_card
 from compose import SURFACE, ComposedGenerator
+from decisions import decision_rows
 
 ROOT = gd.ROOT
 SECTIONS: dict[str, set[str]] = {
-    "data": {"conversations", "seed", "mix", "surface"},
+    "data": {"conversations", "seed", "mix", "surface", "examples", "context", "after_results", "tools"},
     "train": {
         "epochs",
         "batch_size",
@@ -38,6 +41,7 @@ SECTIONS: dict[str, set[str]] = {
         "lr",
         "warmup_steps",
         "rank",
+        "layers",
         "alpha",
         "dropout",
         "max_length",
@@ -107,6 +111,13 @@ def _check(recipe: dict) -> None:
             raise RecipeError(f"[eval] {key}: expected a list of case files")
         if missing := [x for x in sets if not (ROOT / x).is_file()]:
             raise RecipeError(f"[eval] {key}: no such case file: {', '.join(missing)}")
+    data = recipe["data"]
+    if data["tools"] not in ("full", "compact"):
+        raise RecipeError(f"[data] tools: {data['tools']!r}; expected full or compact")
+    if bad := [k for k in ("context", "after_results") if not 0 <= data[k] <= 1]:
+        raise RecipeError(f"[data] {', '.join(bad)}: a probability is between 0 and 1")
+    if isinstance(data["examples"], bool) or not isinstance(data["examples"], int) or data["examples"] < 0:
+        raise RecipeError("[data] examples: a number of decision examples >= 0 (0: whole conversations)")
     surface = recipe["data"]["surface"]
     if set(surface) != set(SURFACE):
         raise RecipeError(f"[data.surface] must set exactly {', '.join(SURFACE)}")
@@ -125,6 +136,16 @@ def write_data(recipe: dict, out: Path, command: str) -> Path:
     except ValueError as e:
         raise RecipeError(f"[data.mix]: {e}") from None
     rows = [gd.conversation(gen, rng) for _ in range(data["conversations"])]
+    if data["tools"] == "compact":
+        rows = [r | {"tools": gd.tools_block(compact=True)} for r in rows]
+    if data["examples"]:  # cut at the decisions (training/decisions.py), the first `examples` of them
+        rows = [d for r in rows for d in decision_rows(r, rng, data["context"], data["after_results"])]
+        if len(rows) < data["examples"]:
+            raise RecipeError(
+                f"[data] {data['conversations']} conversations give {len(rows)} decision examples, fewer than "
+                f"examples: {data['examples']}; compose more conversations"
+            )
+        rows = rows[: data["examples"]]
     path = out / "data.jsonl"
     gd.write_jsonl(path, rows)
     source = {"command": command, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
@@ -157,8 +178,9 @@ def evaluate(
 ) -> dict[str, dict]:
     """python -m agent.eval on each set with this adapter (on model, default the bundled one); {set: summary}.
 
-    On CUDA the sets run side by side (one process each: a 135M model leaves the GPU idle between tokens); on
-    CPU one after another, as two processes would only share the same cores.
+    The sets run side by side, one process each: on CUDA a 135M model leaves the GPU idle between tokens; on CPU
+    each process gets its share of the cores (one thread each on 2 cores: decoding one token at a time scales
+    poorly past one thread, so two sets at once take about as long as the longer one).
     """
     out.mkdir(parents=True, exist_ok=True)
     commands = {}
@@ -167,13 +189,11 @@ def evaluate(
         command = [sys.executable, "-m", "agent.eval", str(ROOT / name), "--adapter", str(adapter)]
         command += ["--max-steps", str(max_steps), "--device", device] + (["--model", model] if model else [])
         command += ["--limit", str(limit)] if limit else []
+        command += ["--threads", str(max(1, (os.cpu_count() or 1) // len(sets)))] if device == "cpu" else []
         command += ["--predictions", str(out / f"{stem}_predictions.jsonl")]
         commands[stem] = command + ["--summary", str(out / f"{stem}_summary.json")]
-    if device == "cuda":
-        running = {stem: subprocess.Popen(c, cwd=ROOT) for stem, c in commands.items()}
-        failed = [stem for stem, proc in running.items() if proc.wait() != 0]
-    else:
-        failed = [stem for stem, c in commands.items() if subprocess.run(c, cwd=ROOT).returncode != 0]
+    running = {stem: subprocess.Popen(c, cwd=ROOT) for stem, c in commands.items()}
+    failed = [stem for stem, proc in running.items() if proc.wait() != 0]
     if failed:
         raise RecipeError(f"agent.eval failed on {', '.join(failed)} (its output is above)")
     return {stem: json.loads((out / f"{stem}_summary.json").read_text(encoding="utf-8")) for stem in commands}
@@ -234,14 +254,18 @@ def main(argv: list[str] | None = None) -> int:
     relative = args.recipe.resolve().relative_to(ROOT) if args.recipe.resolve().is_relative_to(ROOT) else args.recipe
     command = " ".join(["python training/recipe.py", str(relative), *(f"--set {s}" for s in args.set)])
     command += f" --model {args.model}" if args.model else ""
+    clock = time.monotonic()
     if not (resume and _data_intact(out / "data.jsonl")):  # a continued run trains on the data it started with
         print(f"data: {recipe['data']['conversations']} conversations -> {out / 'data.jsonl'}", file=sys.stderr)
         write_data(recipe, out, command)
+    phases = {"data": time.monotonic() - clock}
+    clock = time.monotonic()
     train_lora.main(train_argv(recipe, out, device, resume, args.model, bf16))
+    phases["train"] = time.monotonic() - clock
     info_path = out / "adapter" / "training_info.json"
     info = json.loads(info_path.read_text(encoding="utf-8")) | {"recipe": str(relative), "recipe_values": recipe}
-    info_path.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     report = None
+    clock = time.monotonic()
     if not args.no_eval:
         sets = recipe["eval"]["dev"] + (recipe["eval"]["test"] if args.test else [])
         run = {"max_steps": recipe["eval"]["max_steps"], "device": device, "model": args.model}
@@ -251,6 +275,18 @@ def main(argv: list[str] | None = None) -> int:
         report = table(columns)
         (out / "eval" / "report.md").write_text(report + "\n", encoding="utf-8")
         print(report)
+    if not args.no_eval:
+        phases["eval"] = time.monotonic() - clock
+    # The wall time of each phase of this command (a continued run: of this part of it), beside the tokens trained
+    # per second of the optimizer loop (train_lora's own record).
+    info["phase_seconds"] = {k: round(v, 1) for k, v in phases.items()}
+    info_path.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    print(
+        "time: "
+        + ", ".join(f"{k} {v / 60:.1f} min" for k, v in phases.items())
+        + f"; {info.get('tokens_per_second')} tokens/s trained",
+        file=sys.stderr,
+    )
     write_card(out / "adapter", info, report=report)  # over train_lora's: the recipe's card
     return 0
 

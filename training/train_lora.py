@@ -29,6 +29,7 @@ from pathlib import Path
 
 from card import BASE_MODEL_ID, write_card  # a sibling: this runs as a script
 
+from agent.engine.agent import ANSWER_MARKER
 from agent.ppsf import FOREIGN_MARKERS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -82,10 +83,46 @@ def with_turn_stops(tokenizer, input_ids: list[int], mask: list[int]) -> list[in
 
 
 def tokenize(tokenizer, row: dict) -> dict:
-    """One training example: input_ids and the loss mask (template mask + turn stops)."""
+    """One training example: input_ids and the loss mask (template mask + turn stops).
+
+    row["loss"] (training/decisions.py): "decision" keeps the loss on the last assistant turn only, "marker" on
+    only the @PHARMACIST marker that opens it (the tools write that answer); either way the ids end at the last
+    loss token, since in a causal model later tokens cannot change the loss."""
     encoded = template_mask(tokenizer, row)
-    ids = list(encoded["input_ids"])
-    return {"input_ids": ids, "assistant_masks": with_turn_stops(tokenizer, ids, list(encoded["assistant_masks"]))}
+    ids, mask = list(encoded["input_ids"]), list(encoded["assistant_masks"])
+    if (loss := row.get("loss", "all")) != "all":
+        spans = _spans(mask)
+        if loss not in ("decision", "marker") or not spans:
+            raise ValueError(f"loss {loss!r}: expected 'all', 'decision' or 'marker' on a row with an assistant turn")
+        start, end = spans[-1]
+        if loss == "marker":
+            end = start + _marker_length(tokenizer, ids[start:end])
+        mask = [1 if start <= i < end else 0 for i in range(len(ids))]
+    mask = with_turn_stops(tokenizer, ids, mask) if loss != "marker" else mask
+    last = max((i for i, m in enumerate(mask) if m), default=len(ids) - 1)
+    return {"input_ids": ids[: last + 1], "assistant_masks": mask[: last + 1]}
+
+
+def _spans(mask: list[int]) -> list[tuple[int, int]]:
+    """[start, end) of each run of 1s in mask."""
+    spans, start = [], None
+    for i, m in enumerate([*mask, 0]):
+        if m and start is None:
+            start = i
+        elif not m and start is not None:
+            spans.append((start, i))
+            start = None
+    return spans
+
+
+def _marker_length(tokenizer, ids: list[int]) -> int:
+    """How many of ids reach the end of the answer marker ("@PHARMACIST", after a @THOUGHT block if there is one):
+    the agent stops decoding there and the tools write the answer."""
+    for n in range(1, len(ids) + 1):
+        text = tokenizer.decode(ids[:n])
+        if text.startswith(ANSWER_MARKER) or f"\n{ANSWER_MARKER}" in text:
+            return n
+    raise ValueError(f"the assistant turn does not open with {ANSWER_MARKER}: {tokenizer.decode(ids)[:40]!r}")
 
 
 def to_dataset(tokenizer, rows: list[dict]):
@@ -135,13 +172,19 @@ def loss_positions_trainer():
     from trl import SFTTrainer
 
     class LossPositionsSFTTrainer(SFTTrainer):
+        shared_prefix = None  # a SharedPrefix (use_shared_prefix), for LoRA on the top layers only
+
         def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
             if return_outputs or not model.training:
                 return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
             labels = inputs["labels"][:, 1:]  # position t predicts token t + 1
             keep = (labels != -100).any(dim=0).nonzero().squeeze(-1)
             forward = {k: v for k, v in inputs.items() if k != "labels"}
-            logits = model(**forward, use_cache=False, logits_to_keep=keep).logits.float()
+            prefix = getattr(self, "shared_prefix", None)
+            if prefix is not None and prefix.starts(inputs["input_ids"]) and _unpadded(inputs):
+                logits = prefix.logits(model, inputs["input_ids"], keep).float()  # training/shared_prefix.py
+            else:
+                logits = model(**forward, use_cache=False, logits_to_keep=keep).logits.float()
             target = labels[:, keep]
             loss = torch.nn.functional.cross_entropy(
                 logits.flatten(0, 1), target.flatten(), ignore_index=-100, reduction="sum"
@@ -159,6 +202,30 @@ def loss_positions_trainer():
             return loss
 
     return LossPositionsSFTTrainer
+
+
+def _unpadded(inputs: dict) -> bool:
+    mask = inputs.get("attention_mask")
+    return mask is None or bool(mask.all())
+
+
+def use_shared_prefix(trainer, layers: int) -> None:
+    """With LoRA on the top `layers` only, run the prefix all examples share through the layers below once
+    (training/shared_prefix.py); a no-op for all-layer LoRA, TRL's own loss, or examples that share too little."""
+    if not layers or not hasattr(trainer, "shared_prefix"):
+        return
+    from shared_prefix import SharedPrefix, common_prefix
+
+    data = trainer.train_dataset
+    ids = data["input_ids"]
+    masks = data["assistant_masks"] if "assistant_masks" in data.column_names else None
+    first_loss = [m.index(1) if masks else len(x) for x, m in zip(ids, masks or ids, strict=True)]
+    n = common_prefix(ids, min(first_loss))
+    if n < 64:
+        return
+    total = trainer.model.get_base_model().config.num_hidden_layers
+    trainer.shared_prefix = SharedPrefix(trainer.model, ids[0][:n], first_trained=total - layers)
+    print(f"shared prefix: {n} tokens through the lower {total - layers} layers once", file=sys.stderr, flush=True)
 
 
 def last_checkpoint(work_dir: Path) -> str | None:
@@ -219,8 +286,8 @@ def build_trainer(model, tokenizer, rows: list[dict], args: argparse.Namespace):
         r=args.rank,
         lora_alpha=args.alpha,
         lora_dropout=args.dropout,
-        target_modules="all-linear",
         task_type="CAUSAL_LM",
+        **lora_layers(model, args.layers),
     )
     callbacks = [EarlyStop(args.max_minutes, args.stop_at_step).callback()]
     trainer_class = loss_positions_trainer() if args.fast_loss else SFTTrainer
@@ -230,7 +297,7 @@ def build_trainer(model, tokenizer, rows: list[dict], args: argparse.Namespace):
 
         model = PeftModel.from_pretrained(model, str(args.init_adapter), is_trainable=True)
         lora = None
-    return trainer_class(
+    trainer = trainer_class(
         model=model,
         args=config,
         train_dataset=to_dataset(tokenizer, rows),
@@ -238,6 +305,27 @@ def build_trainer(model, tokenizer, rows: list[dict], args: argparse.Namespace):
         peft_config=lora,
         callbacks=callbacks,
     )
+    use_shared_prefix(trainer, args.layers if lora is not None else 0)
+    return trainer
+
+
+def lora_layers(model, top: int) -> dict:
+    """LoraConfig's target arguments: every linear layer (top 0), or those of the top `top` decoder layers only.
+
+    The layers below then need no backward pass (nothing there is trained): on this CPU a step over the top 10 of
+    SmolLM2's 30 layers costs about 0.6 of one over all of them (docs/training.md)."""
+    if top == 0:
+        return {"target_modules": "all-linear"}
+    import torch
+
+    total = model.config.num_hidden_layers
+    if not 0 < top <= total:
+        raise ValueError(f"--layers {top}: the model has {total} decoder layers")
+    # peft's layers_to_transform needs module names, not "all-linear": the decoder's linear layers by name.
+    names = {
+        n.rsplit(".", 1)[-1] for n, m in model.named_modules() if isinstance(m, torch.nn.Linear) and ".layers." in n
+    }
+    return {"target_modules": sorted(names), "layers_to_transform": list(range(total - top, total))}
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -272,6 +360,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--rank", type=int, default=16)
     p.add_argument("--alpha", type=int, default=32)
     p.add_argument("--dropout", type=float, default=0.05)
+    p.add_argument("--layers", type=int, default=0, help="LoRA on the top N decoder layers only (0: all of them)")
     p.add_argument("--max-length", type=int, default=4096)
     p.add_argument("--logging-steps", type=int, default=5)
     p.add_argument(
@@ -378,6 +467,7 @@ def main(argv: list[str] | None = None) -> int:
         "epochs": round(trainer.state.epoch or 0.0, 3),
         "lr": args.lr,
         "rank": args.rank,
+        "layers": args.layers or None,  # LoRA on the top N decoder layers; None: all
         "alpha": args.alpha,
         "dropout": args.dropout,
         "batch_size": args.batch_size,
@@ -390,6 +480,9 @@ def main(argv: list[str] | None = None) -> int:
         "init_adapter": _init_adapter_info(args.init_adapter),
         "wall_seconds": round(wall, 1),
         "train_seconds": round(train_seconds, 1),  # the optimizer loop alone (no loading or tokenizing)
+        # tokens through the model per second of that loop: the examples' tokens seen in this process (padding
+        # excluded; a continued run counts only the steps since its checkpoint)
+        "tokens_per_second": round(_tokens_seen(trainer, n_tokens, checkpoint) / max(train_seconds, 1e-9), 1),
         "first_loss": history[0]["loss"] if history else None,
         "last_loss": history[-1]["loss"] if history else None,
         "trl": __import__("trl").__version__,
@@ -402,6 +495,12 @@ def main(argv: list[str] | None = None) -> int:
     write_card(args.out, info)
     print(json.dumps(info), flush=True)
     return 0
+
+
+def _tokens_seen(trainer, n_tokens: int, checkpoint: str | None) -> float:
+    """The tokens of the examples this process trained on: the epochs' share of n_tokens, less a checkpoint's."""
+    steps, start = trainer.state.global_step, int(checkpoint.rsplit("-", 1)[1]) if checkpoint else 0
+    return (trainer.state.epoch or 0.0) * n_tokens * ((steps - start) / steps if steps else 0.0)
 
 
 def _data_source(data: Path) -> dict:

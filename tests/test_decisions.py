@@ -1,0 +1,117 @@
+"""Examples that end at the model's decision (training/decisions.py), the compact tools block, LoRA on the top
+layers with the shared prefix computed once (training/shared_prefix.py)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch
+import train_lora
+from decisions import decision_rows, exchanges
+
+from agent.engine.toolbox import compact_schema, fit_schema, tool_schema
+from agent.pharmacy.tools import PHARMACY_TOOLS
+
+
+@pytest.fixture(scope="module")
+def rows(conversations) -> list[dict]:
+    rng = random.Random(0)
+    return [d for c in conversations[:12] for d in decision_rows(c, rng, context=0.3, after_results=1.0)]
+
+
+@pytest.fixture(scope="module")
+def train_tokenizer(repo_tokenizer):
+    import copy
+
+    tok = copy.deepcopy(repo_tokenizer)
+    tok.chat_template = train_lora.train_template()
+    return tok
+
+
+def test_every_exchange_gives_its_first_decision_and_its_answer_marker(conversations, rows):
+    firsts = sum(
+        1
+        for c in conversations[:12]
+        for turn in exchanges(c["messages"])[1]
+        if any(m["role"] == "assistant" for m in turn)
+    )
+    assert sum(1 for r in rows if r["loss"] == "decision") >= firsts
+    assert any(r["loss"] == "marker" for r in rows)
+    for r in rows:  # the example ends one message after its decision (that message renders the stop marker)
+        last = max(i for i, m in enumerate(r["messages"]) if m["role"] == "assistant")
+        assert last >= len(r["messages"]) - 2 and r["messages"][0]["role"] == "system"
+
+
+def test_a_decision_example_trains_only_its_call_or_text_and_the_stop_and_ends_there(rows, train_tokenizer):
+    for row in (r for r in rows if r["loss"] == "decision"):
+        example = train_lora.tokenize(train_tokenizer, row)
+        ids, mask = example["input_ids"], example["assistant_masks"]
+        trained = train_tokenizer.decode([i for i, m in zip(ids, mask, strict=True) if m])
+        assert mask[-1] == 1 and len(train_lora._spans(mask)) == 1
+        decision = max((m for m in row["messages"] if m["role"] == "assistant"), key=row["messages"].index)
+        if decision.get("tool_calls"):
+            assert trained.startswith(("@TOOL_CALL", "@THOUGHT")) and "\n@TOOL_CALL\n" in "\n" + trained
+            assert decision["tool_calls"][0]["function"]["name"] in trained
+        else:
+            assert ("@PHARMACIST\n" + decision["content"][:20]) in trained
+        assert trained.rstrip().endswith(("@TOOL_RESPONSE", "@PATIENT"))
+
+
+def test_an_answer_the_tools_write_trains_only_the_marker(rows, train_tokenizer):
+    for row in (r for r in rows if r["loss"] == "marker"):
+        example = train_lora.tokenize(train_tokenizer, row)
+        pairs = zip(example["input_ids"], example["assistant_masks"], strict=True)
+        trained = train_tokenizer.decode([i for i, m in pairs if m])
+        assert trained.strip().endswith("@PHARMACIST") and example["assistant_masks"][-1] == 1
+        assert trained.count("@") == 1 or trained.startswith("@THOUGHT")
+
+
+def test_an_unknown_loss_kind_is_refused(rows, train_tokenizer):
+    with pytest.raises(ValueError, match="'everything'"):
+        train_lora.tokenize(train_tokenizer, rows[0] | {"loss": "everything"})
+
+
+def test_the_compact_tools_block_fits_every_tool_and_is_shorter(repo_tokenizer):
+    for fn in PHARMACY_TOOLS:
+        full = tool_schema(fn)
+        compact = compact_schema(full)
+        assert fit_schema(fn, compact) == compact
+        params = compact["function"]["parameters"]["properties"]
+        assert params.keys() == full["function"]["parameters"]["properties"].keys()
+        assert not any("description" in p for p in params.values())
+        assert compact["function"]["description"].endswith(".")
+        assert len(repo_tokenizer(str(compact))["input_ids"]) < len(repo_tokenizer(str(full))["input_ids"])
+
+
+def test_the_shared_prefix_gives_the_plain_forward_passs_loss_and_gradients(tiny_model_dir, rows, tmp_path):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(tiny_model_dir)
+    tok.chat_template = train_lora.train_template()
+    argv = ["--max-steps", "1", "--device", "cpu", "--dropout", "0", "--no-bf16", "--layers", "1"]
+    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
+    trainer = train_lora.build_trainer(
+        model, tok, rows[:6], train_lora.parse_args([*argv, "--work-dir", str(tmp_path)])
+    )
+    prefix = trainer.shared_prefix
+    assert prefix is not None and len(prefix) > 64  # the header, system prompt and tools block
+    trainer.model.train()
+    results = []
+    for shared in (prefix, None):
+        trainer.shared_prefix = shared
+        for example in list(trainer.get_train_dataloader())[:3]:
+            batch = trainer._prepare_inputs(example)
+            assert prefix.starts(batch["input_ids"])
+            trainer.model.zero_grad()
+            with trainer.compute_loss_context_manager():
+                loss = trainer.compute_loss(trainer.model, dict(batch))
+            loss.backward()
+            grads = torch.cat([p.grad.flatten() for p in trainer.model.parameters() if p.grad is not None])
+            results.append((loss.item(), grads))
+    assert any(g.abs().sum() > 0 for _, g in results)
+    for (a_loss, a_grads), (b_loss, b_grads) in zip(results[:3], results[3:], strict=True):
+        assert a_loss == pytest.approx(b_loss, rel=1e-5)
+        assert torch.allclose(a_grads, b_grads, rtol=1e-4, atol=1e-7)
+    lower = trainer.model.get_base_model().model.layers[0]
+    assert not any("lora" in n for n, _ in lower.named_parameters())  # nothing below the split is trained
