@@ -24,6 +24,7 @@ import mcp.types as types
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
+
 from .engine.toolbox import Toolbox, arguments_schema, context_arguments, error, tool_schema
 from .pharmacy.drugdb import load_db
 from .pharmacy.tools import PHARMACY_TOOLS
