@@ -24,8 +24,9 @@ import mcp.types as types
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
+from transformers.utils import get_json_schema
 
-from .engine.toolbox import Toolbox, arguments_schema, context_arguments, error, tool_schema
+from .engine.toolbox import Toolbox, arguments_schema, context_arguments, error
 from .pharmacy.drugdb import load_db
 from .pharmacy.tools import PHARMACY_TOOLS
 
@@ -39,7 +40,7 @@ def mcp_tool(fn: Callable, schema: dict) -> types.Tool:
     function = schema["function"]
     parameters = arguments_schema(function.get("parameters", {}))
     if LANGUAGE in context_arguments(fn):
-        own = arguments_schema(tool_schema(fn, show=(LANGUAGE,))["function"]["parameters"])
+        own = arguments_schema(get_json_schema(fn)["function"]["parameters"])
         parameters.setdefault("properties", {})[LANGUAGE] = own["properties"][LANGUAGE]
     return types.Tool(name=function["name"], description=function.get("description"), input_schema=parameters)
 

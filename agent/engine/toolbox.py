@@ -6,10 +6,8 @@ Every failure becomes a structured error result the model can read and act on; n
 from __future__ import annotations
 
 import copy
-import inspect
 import json
 import threading
-import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,36 +25,16 @@ def context_arguments(fn: Callable) -> tuple[str, ...]:
     return tuple(getattr(fn, "context_arguments", ()))
 
 
-def tool_schema(fn: Callable, show: tuple[str, ...] = ()) -> dict:
-    """The JSON schema of a typed, Google-docstring function, as the prompt shows it: without its context
-    arguments (those named in show kept, for a caller that may set them, such as an MCP client's language)."""
-    hidden = tuple(name for name in context_arguments(fn) if name not in show)
-    signature = inspect.signature(fn)
-    for name in hidden:
-        if signature.parameters[name].default is inspect.Parameter.empty:
-            raise ValueError(f"{fn.__name__}: a context argument ({name}) must be optional")
-    schema = get_json_schema(_without_arguments(fn, hidden) if hidden else fn)
+def tool_schema(fn: Callable) -> dict:
+    """The JSON schema of a typed, Google-docstring function, as the prompt shows it."""
+    schema = get_json_schema(fn)
     schema["function"].pop("return", None)  # the model never needs it; it only costs prompt tokens
+    parameters = schema["function"].get("parameters", {})
+    for name in context_arguments(fn):
+        parameters.get("properties", {}).pop(name, None)
+        if name in parameters.get("required", []):
+            raise ValueError(f"{schema['function']['name']}: a context argument ({name}) must be optional")
     return schema
-
-
-def _without_arguments(fn: Callable, hidden: tuple[str, ...]) -> Callable:
-    """A stand-in for fn as get_json_schema reads it (name, docstring, signature, type hints) without the
-    arguments in hidden: a context argument's type need not be a JSON type (the agent's Turn), since the model
-    never writes it."""
-    signature = inspect.signature(fn)
-    hints = typing.get_type_hints(fn)
-
-    def stand_in() -> None:
-        raise TypeError("a schema stand-in is not called")
-
-    stand_in.__name__ = fn.__name__
-    stand_in.__doc__ = fn.__doc__
-    stand_in.__signature__ = signature.replace(  # type: ignore[attr-defined]
-        parameters=[p for p in signature.parameters.values() if p.name not in hidden]
-    )
-    stand_in.__annotations__ = {k: v for k, v in hints.items() if k not in hidden}
-    return stand_in
 
 
 def fit_schema(fn: Callable, schema: dict) -> dict:

@@ -47,6 +47,7 @@ import logging
 import math
 import numbers
 import re
+import typing
 import unicodedata
 from collections.abc import Callable
 from typing import Any
@@ -222,6 +223,10 @@ def _tool(fn: Callable[..., dict]) -> Callable[..., dict]:
     # breastfeeding and conditions).
     context = ("language", "patient", "patient_text")
     wrapper.context_arguments = tuple(p for p in context if p in signature.parameters)  # type: ignore[attr-defined]
+    if "patient" in signature.parameters:
+        # get_json_schema(fn) reads the wrapper's hints and knows no Turn: the model never sees it (tool_schema
+        # drops context arguments), so it is described as Any and the function stays a typed tool as before.
+        wrapper.__annotations__ = typing.get_type_hints(fn) | {"patient": Any}
     return wrapper
 
 
