@@ -53,7 +53,7 @@ def test_tools_answer_in_the_language_given():
 def test_the_model_never_sees_or_sets_the_language():
     for fn in PHARMACY_TOOLS:
         assert context_arguments(fn) == (
-            ("language", "patient_text")
+            ("language", "patient", "patient_text")
             if fn.__name__ in ("calculate_dose", "check_contraindications")
             else ("language",)
         )

@@ -304,19 +304,21 @@ def test_the_agent_gives_the_tools_the_patients_own_words():
         {"role": "assistant", "content": "Kaç kilo?"},
         {"role": "user", "content": "9 kilo"},
     ]
-    assert tool_context(messages)["patient_text"] == "oğlum 8 aylık\nKaç kilo?\n9 kilo"
+    assert tool_context(messages)["patient"].words == "oğlum 8 aylık\nKaç kilo?\n9 kilo"
     # A reply means what it was asked: "evet" to a pregnancy question is a pregnancy stated.
     asked = [
         {"role": "user", "content": "apranax icebilir miyim?"},
         {"role": "assistant", "content": "Apranax bir ağrı kesicidir. Hamile misiniz?"},
         {"role": "user", "content": "evet"},
     ]
-    text = tool_context(asked)["patient_text"]
-    assert text == "apranax icebilir miyim?\nHamile misiniz?\nevet" and stated_states(text) == {"pregnant"}
-    out = check_contraindications("apranax", pregnant=True, patient_text=text)
+    patient = tool_context(asked)["patient"]
+    assert patient.words == "apranax icebilir miyim?\nHamile misiniz?\nevet" and patient.counts("pregnant")
+    assert stated_states(patient.words) == {"pregnant"}
+    out = check_contraindications("apranax", pregnant=True, patient=patient)
     assert out["verdict"] == "avoid" and "call_said" not in out
     assert "patient_text" not in tool_schema(calculate_dose)["function"]["parameters"]["properties"]
     assert "patient_text" not in tool_schema(check_contraindications)["function"]["parameters"]["properties"]
+    assert "patient" not in tool_schema(check_contraindications)["function"]["parameters"]["properties"]
 
 
 @pytest.mark.parametrize(

@@ -159,10 +159,20 @@ _DURATION = re.compile(
 )
 
 
+# How far along a pregnancy is ("6 aylık hamileyim", "20 haftalık gebeyim", "I'm 6 months pregnant", "30 weeks
+# along"): a duration too, never the age of the one who is pregnant.
+_PREGNANCY_TERM = re.compile(
+    r"(?<![\w.,])" + _DURATION_NUMBER + r"[\s-]*(?:ayl[ıi]k|haftal[ıi]k|ay|hafta|" + _EN_SPAN + r")"
+    r"[\s-]+(?=hamile|gebe(?!r)|pregnan|along\b)",
+    re.IGNORECASE,
+)
+
+
 def without_durations(text: str) -> str:
-    """text with every duration ("4 ay önce", "2 yıldır", "3 months ago", "for 2 years") blanked, its length
-    kept: a time since or for which something happened is never read as the patient's age."""
-    return _DURATION.sub(lambda m: " " * len(m.group()), text or "")
+    """text with every duration ("4 ay önce", "2 yıldır", "3 months ago", "for 2 years", "6 aylık hamileyim")
+    blanked, its length kept: a time since or for which something happened is never read as the patient's age."""
+    text = _DURATION.sub(lambda m: " " * len(m.group()), text or "")
+    return _PREGNANCY_TERM.sub(lambda m: " " * len(m.group()), text)
 
 
 def stated_numbers(text: str) -> dict[str, list[float]]:
@@ -182,12 +192,23 @@ _AGE_WORDS = re.compile(
 _ANY_NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)?")
 
 
+def names_age(text: str) -> bool:
+    """Whether text has a word of age ("yaşında", "aylık", "months", "old", "adult"), durations left out."""
+    return bool(_AGE_WORDS.search(without_durations(text)))
+
+
+def written_numbers(text: str) -> list[float]:
+    """Every number text writes ("35", "2,5"), durations left out ("2 yıldır", "3 months ago")."""
+    return [float(n.replace(",", ".")) for n in _ANY_NUMBER.findall(without_durations(text))]
+
+
+def among_numbers(numbers: list[float] | tuple[float, ...], *values: float | None) -> bool:
+    """Whether one of values (None skipped) is one of numbers."""
+    return any(v is not None and any(abs(v - n) < 1e-9 for n in numbers) for v in values)
+
+
 def gives_age(text: str, *values: float | None) -> bool:
     """Whether text gives ground for an age: a word of age anywhere ("yaşında", "months", "old"), or one of
     values among its numbers ("I'm 35, 70 kg"), durations left out ("2 yıldır", "3 months ago"). A dose or a
     verdict must not rest on an age the model made up."""
-    text = without_durations(text)
-    if _AGE_WORDS.search(text):
-        return True
-    numbers = [float(n.replace(",", ".")) for n in _ANY_NUMBER.findall(text)]
-    return any(v is not None and any(abs(v - n) < 1e-9 for n in numbers) for v in values)
+    return names_age(text) or among_numbers(written_numbers(text), *values)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
-import re
+from typing import Any
 
 from ..engine.checks import current_turn, named_results
-from .text import patient_language
+from .turn import conversation_language, patient_words, read_turn
+
+__all__ = ["conversation_language", "patient_words", "tool_context", "no_answer", "demo_examples", "SYSTEM_PROMPT"]
 
 SYSTEM_PROMPT = (
     "Sen dikkatli bir eczacı asistanısın. İlaçlar hakkında önce araçlarla bilgi al, yalnızca araç "
@@ -28,33 +30,11 @@ def demo_examples() -> list[dict]:
     ]
 
 
-def conversation_language(messages: list[dict]) -> str | None:
-    """The patient's language: that of their latest message that shows one ("tr", "en"), else None."""
-    for message in reversed(messages):
-        if message.get("role") == "user" and isinstance(message.get("content"), str):
-            if lang := patient_language(message["content"]):
-                return lang
-    return None
-
-
-def patient_words(messages: list[dict]) -> str | None:
-    """The patient's messages, each after the question of ours it answers ("Hamile misiniz?" before "evet"):
-    a short reply means what it was asked."""
-    said: list[str] = []
-    for before, m in zip([{}, *messages], messages, strict=False):
-        if m.get("role") != "user" or not isinstance(m.get("content"), str):
-            continue
-        asked = before.get("content") if before.get("role") == "assistant" else None
-        if isinstance(asked, str) and asked.rstrip().endswith("?"):
-            said.append(re.split(r"(?<=[.!?\n])\s+", asked.strip())[-1])  # its last sentence: the question
-        said.append(m["content"])
-    return "\n".join(said) or None
-
-
-def tool_context(messages: list[dict]) -> dict[str, str | None]:
-    """What the agent tells every tool (the model never sets it): the patient's language, and their words
-    (patient_words; for the tools that check an argument was copied from them)."""
-    return {"language": conversation_language(messages), "patient_text": patient_words(messages)}
+def tool_context(messages: list[dict]) -> dict[str, Any]:
+    """What the agent tells every tool (the model never sets it): the patient's language, and the facts of their
+    words (a Turn, read once; for the tools that keep only what the patient gives ground for)."""
+    patient = read_turn(messages)
+    return {"language": patient.language, "patient": patient}
 
 
 # What each tool did, in words a patient reads: an answer never names the tools themselves

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
 
 TURKISH_LETTERS = frozenset("çğıöşüÇĞİÖŞÜ")
 # Both Turkish i's fold to "i" before lower(): "İ".lower() is "i" + U+0307, and "I" lowers to "ı"
@@ -128,19 +129,41 @@ _DENIED_BEFORE = re.compile(r"\b(?:not|never|no longer|isn'?t|aren'?t|am not)\s+
 _DENIED_AFTER = re.compile(r"^\w*\s*(?:degil|değil)|^(?:ir)?m[iı]yor|^(?:ir)?med")
 
 
-def stated_states(text: str) -> frozenset[str]:
-    """Which of "pregnant" and "breastfeeding" the text speaks of (its own words, any case, with or without
-    Turkish letters), not counting a mention denied in its clause ("hamile değilim", "I'm not pregnant")."""
-    folded = fold_case(text or "")
-    found = set()
+@dataclass(frozen=True)
+class Mention:
+    """A word of pregnancy or breastfeeding in fold_case(text): the state, its span, its clause's span, and
+    whether its clause denies it."""
+
+    state: str  # "pregnant" or "breastfeeding"
+    start: int
+    end: int
+    clause: tuple[int, int]
+    denied: bool
+
+
+def clauses(folded: str) -> list[tuple[int, int]]:
+    """The spans of folded's clauses: cut at sentence and list marks and at "ama", "fakat", "but"."""
+    cuts = [0, *(e for m in _CLAUSE_END.finditer(folded) for e in (m.start(), m.end())), len(folded)]
+    return [(cuts[i], cuts[i + 1]) for i in range(0, len(cuts), 2)]
+
+
+def state_mentions(folded: str) -> list[Mention]:
+    """Every word of pregnancy or breastfeeding in folded (fold_case of a patient's words), in order."""
+    found = []
     for state, pattern in _STATES.items():
         for m in pattern.finditer(folded):
             start = max((e.end() for e in _CLAUSE_END.finditer(folded, 0, m.start())), default=0)
             end = next((e.start() for e in _CLAUSE_END.finditer(folded, m.end())), len(folded))
             before, after = folded[start : m.start()], folded[m.end() : end]
-            if not (_DENIED_BEFORE.search(before) or _DENIED_AFTER.search(after)):
-                found.add(state)
-    return frozenset(found)
+            denied = bool(_DENIED_BEFORE.search(before) or _DENIED_AFTER.search(after))
+            found.append(Mention(state, m.start(), m.end(), (start, end), denied))
+    return sorted(found, key=lambda m: m.start)
+
+
+def stated_states(text: str) -> frozenset[str]:
+    """Which of "pregnant" and "breastfeeding" the text speaks of (its own words, any case, with or without
+    Turkish letters), not counting a mention denied in its clause ("hamile değilim", "I'm not pregnant")."""
+    return frozenset(m.state for m in state_mentions(fold_case(text or "")) if not m.denied)
 
 
 # Turkish case, possessive and plural endings as a patient writes them after a medicine's name without an

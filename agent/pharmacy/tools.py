@@ -47,15 +47,16 @@ import logging
 import math
 import numbers
 import re
+import typing
 import unicodedata
 from collections.abc import Callable
 from typing import Any
 
-from .amounts import gives_age, stated_numbers
 from .dosing import Dose, compute_dose, dose_in_ml
 from .drugdb import LIQUID_FORMS, SECTIONS, DrugDataError, DrugDB, Lang, Resolution, Section, Target, load_db
 from .growth import implausible
-from .text import decimal, fold, looks_turkish, stated_states
+from .text import decimal, fold, looks_turkish
+from .turn import Turn, read_text
 
 logger = logging.getLogger(__name__)
 
@@ -217,14 +218,33 @@ def _tool(fn: Callable[..., dict]) -> Callable[..., dict]:
             return ToolError("internal_error", f"{fn.__name__} failed unexpectedly").result()
 
     # The agent, not the model, says which language the patient writes (agent.pharmacy.language).
-    # The patient's own words too, for tools that check the model copied them (calculate_dose's weight and age,
-    # check_contraindications' pregnancy and breastfeeding).
-    context = ("language", "patient_text")
+    # The facts of the patient's words too (a Turn; patient_text, their words, for a caller without one), for
+    # tools that check the model copied them (calculate_dose's weight and age, check_contraindications' pregnancy,
+    # breastfeeding and conditions).
+    context = ("language", "patient", "patient_text")
     wrapper.context_arguments = tuple(p for p in context if p in signature.parameters)  # type: ignore[attr-defined]
+    if "patient" in signature.parameters:
+        # get_json_schema(fn) reads the wrapper's hints and knows no Turn: the model never sees it (tool_schema
+        # drops context arguments), so it is described as Any and the function stays a typed tool as before.
+        wrapper.__annotations__ = typing.get_type_hints(fn) | {"patient": Any}
     return wrapper
 
 
 # ---------------------------------------------------------------- input checks
+
+
+def _patient(patient: Any, patient_text: Any) -> Turn | None:
+    """The facts of the patient's words a tool is given (a Turn, or patient_text read into one); None without
+    words."""
+    if patient is not None and patient_text is not None:
+        raise ToolError("invalid_input", "give patient or patient_text, not both")
+    if patient_text is not None:
+        if not isinstance(patient_text, str):
+            raise ToolError("invalid_input", f"patient_text must be a string, not {type(patient_text).__name__}")
+        patient = read_text(patient_text)
+    if patient is not None and not isinstance(patient, Turn):
+        raise ToolError("invalid_input", f"patient must be a Turn, not {type(patient).__name__}")
+    return patient if patient is not None and patient.words else None
 
 
 def _text(value: Any, field: str, max_len: int = NAME_MAX, punct: frozenset[str] = _NAME_PUNCT) -> str:
@@ -982,7 +1002,7 @@ ADULT_FORMS_FROM_YEARS = 12
 KG_PER_LB = 0.45359237  # the international pound
 
 
-def _as_written(weight: float, age_years: Any, age_months: Any, text: str) -> tuple[float, Any, Any, dict[str, Any]]:
+def _as_written(weight: float, age_years: Any, age_months: Any, turn: Turn) -> tuple[float, Any, Any, dict[str, Any]]:
     """Weight and age as the patient wrote them, and what the call said where it differs ({} when it does not).
 
     A small model copies the wrong number or unit: a temperature of 38.5 as the weight, "8 aylık" as age_years 8.
@@ -991,7 +1011,7 @@ def _as_written(weight: float, age_years: Any, age_months: Any, text: str) -> tu
     an age in years that they wrote in months becomes months, and the reverse; an age they never wrote becomes
     the only one they state. Nothing is guessed: each value is one the patient wrote with its unit, and the
     result says what the call said."""
-    stated = stated_numbers(text)
+    stated = turn.stated_numbers()
     said: dict[str, Any] = {}
 
     def among(value: float, values: list[float]) -> bool:
@@ -1027,6 +1047,7 @@ def calculate_dose(
     age_years: float | None = None,
     age_months: float | None = None,
     language: Lang | None = None,
+    patient: Turn | None = None,
     patient_text: str | None = None,
 ) -> dict:
     """Calculate a single weight-based dose (paracetamol, ibuprofen) within the label's limits.
@@ -1037,8 +1058,9 @@ def calculate_dose(
         age_years: Age in years, as the patient wrote it.
         age_months: Age in months, as the patient wrote it ("9 aylık": 9); with age_years, the months beyond.
         language: The patient's language, "tr" or "en"; by default the language of the name.
-        patient_text: The patient's messages (supplied by the agent, not the model): weight and age are read as
-            they wrote them, with their units, where the call differs.
+        patient: The facts of the patient's words (supplied by the agent, not the model): weight and age are read
+            as they wrote them, with their units, where the call differs.
+        patient_text: The patient's words, read into patient, for a caller without a Turn.
 
     Returns:
         Dose in mg (and mL for a liquid), interval, daily limits, cap_applied, refer_to_doctor with reasons.
@@ -1047,10 +1069,11 @@ def calculate_dose(
     # Its range only once the patient's words are read: "a 20 kg child ... 5000 mg" sent as weight_kg 5000 is 20 kg.
     weight = _number(weight_kg, "weight_kg", -math.inf, math.inf)
     said: dict[str, Any] = {}
-    if patient_text:
-        weight, age_years, age_months, said = _as_written(weight, age_years, age_months, patient_text)
+    turn = _patient(patient, patient_text)
+    if turn:
+        weight, age_years, age_months, said = _as_written(weight, age_years, age_months, turn)
     weight = _number(weight, "weight_kg", 0.0, WEIGHT_MAX_KG, low_open=True)
-    if patient_text and not gives_age(patient_text, _maybe_number(age_years), _maybe_number(age_months)):
+    if turn and not turn.gives_age(_maybe_number(age_years), _maybe_number(age_months)):
         # "calpol dozu nedir 15 kilo" was called with age_years 1: the age decides the limits, so it is asked.
         raise ToolError("invalid_input", "the patient gives no age: ask for it", _AGE_NEEDED)
     age = _age(age_years, age_months)
@@ -1233,6 +1256,7 @@ def check_contraindications(
     age_months: float | None = None,
     conditions: list[str] | None = None,
     language: Lang | None = None,
+    patient: Turn | None = None,
     patient_text: str | None = None,
 ) -> dict:
     """Check whether a medicine suits a patient.
@@ -1245,8 +1269,10 @@ def check_contraindications(
         age_months: Patient's age in months, if given in months ("8 months old": 8).
         conditions: Patient's diseases or allergies in Turkish or English, e.g. ["astım", "kidney failure"].
         language: The patient's language, "tr" or "en"; by default the language of the name.
-        patient_text: The patient's messages (supplied by the agent, not the model): pregnancy and breastfeeding
-            are checked only when they speak of them.
+        patient: The facts of the patient's words (supplied by the agent, not the model): pregnancy and
+            breastfeeding are checked only when they state them of the one who takes the medicine, a condition not
+            when they deny it.
+        patient_text: The patient's words, read into patient, for a caller without a Turn.
 
     Returns:
         verdict (ok, caution, avoid or unknown) with reasons and sources.
@@ -1256,32 +1282,42 @@ def check_contraindications(
     is_breastfeeding = _flag(breastfeeding, "breastfeeding")
     # A small model sets pregnant for a question about a father's warfarin and answers "avoid": a flag the
     # patient's words give no ground for is not checked, and the result says what the call said.
+    # Nor one the patient states of someone else ("Eşim hamile, ben ibuprofen alabilir miyim?": Turn.counts).
     said: dict[str, Any] = {}
-    if patient_text:
-        stated = stated_states(patient_text)
+    turn = _patient(patient, patient_text)
+    if turn:
         said = {
             k: True
             for k, v in (("pregnant", is_pregnant), ("breastfeeding", is_breastfeeding))
-            if v and k not in stated
+            if v and not turn.counts(k)
         }
         is_pregnant, is_breastfeeding = (
-            is_pregnant and "pregnant" in stated,
-            is_breastfeeding and "breastfeeding" in stated,
+            is_pregnant and turn.counts("pregnant"),
+            is_breastfeeding and turn.counts("breastfeeding"),
         )
-    if patient_text and not gives_age(patient_text, _maybe_number(age_years), _maybe_number(age_months)):
+    if turn and not turn.gives_age(_maybe_number(age_years), _maybe_number(age_months)):
         # An age the patient never gave is not checked, as pregnancy above: the result says what the call had.
         said |= {f"age_{u}": v for u, v in (("years", age_years), ("months", age_months)) if v is not None}
         age_years = age_months = None
     age = _age(age_years, age_months)
     texts = [] if conditions is None else _text_list(conditions, "conditions", 0, MAX_CONDITIONS, _CONDITION_PUNCT)
     db = load_db()
+    read = [(t, *db.read_conditions(t)) for t in texts]
+    if turn and (denied := {c for _, found, _ in read for c in found if turn.denies(c)}):
+        # "böbrek hastalığım yok" sent as conditions ["böbrek hastalığı"]: what the patient denies is not counted,
+        # as a condition the call's own text denies; the result says what the call had.
+        said["conditions"] = [t for t, found, _ in read if found and set(found) <= denied]
+        read = [
+            (t, [c for c in found if c not in denied], [*negated, *(c for c in found if c in denied)])
+            for t, found, negated in read
+        ]
     target, lang, corrected = _find(db, name, exact=True)
     lang = _language(language) or lang
     if any(looks_turkish(t) for t in texts) and not language:
         lang = "tr"
     out = _header(db, target, lang, corrected, name)
     if said:
-        out["call_said"] = said  # not checked: the patient does not speak of it
+        out["call_said"] = said  # not checked: the patient does not speak of it, or of someone else
     ids = db.ingredient_ids(target)
     combo = len(ids) > 1
     reasons: list[dict] = []
@@ -1297,7 +1333,6 @@ def check_contraindications(
         if source and source not in sources:
             sources.append(source)
 
-    read = [(t, *db.read_conditions(t)) for t in texts]
     matched = [(t, found) for t, found, negated in read if found or not negated]
     negated_ids = [cid for _, _, negated in read for cid in negated]
     # "astım" and "asthma" name one condition: report it once.

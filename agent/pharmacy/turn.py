@@ -1,0 +1,240 @@
+"""The facts of a patient's turn, read once from the conversation: language, words, weights and ages as written,
+pregnancy, breastfeeding and conditions with their negation and whose they are, and whom the medicine is for.
+
+The agent reads a Turn (read_turn) and hands it to the tools (agent.pharmacy.prompts.tool_context); the tools
+keep only what the patient's words give ground for. A fact whose person is unclear counts for the person the
+medicine is for: a pregnancy is dropped only when the words name someone else as pregnant and another as the one
+who takes the medicine ("Eşim hamile, ben ibuprofen alabilir miyim?").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .amounts import among_numbers, names_age, stated_numbers, written_numbers
+from .drugdb import load_db
+from .text import clauses, fold_case, patient_language, state_mentions
+
+SELF = "self"
+
+# The people a patient asks for, by one key per person, as written folded (no Turkish letters, lower case): a
+# Turkish word with its 1st person possessive ("eşim", "kızım"), an English noun after "my". Closed lists:
+# Turkish case endings are read below, not listed.
+RELATIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "spouse": (("esim", "karim", "kocam", "hanimim"), ("wife", "husband", "partner", "spouse", "girlfriend")),
+    "mother": (("annem",), ("mother", "mom", "mum")),
+    "father": (("babam",), ("father", "dad")),
+    "daughter": (("kizim",), ("daughter",)),
+    "son": (("oglum",), ("son",)),
+    "child": (("cocugum",), ("child", "kid")),
+    "baby": (("bebegim",), ("baby", "infant")),
+    "sibling": (("kardesim", "ablam", "abim"), ("sister", "brother")),
+    "friend": (("arkadasim",), ("friend",)),
+    "grandparent": (("anneannem", "babaannem", "ninem", "dedem"), ("grandmother", "grandfather", "grandma")),
+}
+_TR_RELATION = {word: key for key, (tr, _) in RELATIONS.items() for word in tr}
+_EN_RELATION = {word: key for key, (_, en) in RELATIONS.items() for word in en}
+# A Turkish relation word and its case: none or genitive (the one who is or has: "eşim hamile", "annemin
+# böbrek hastalığı"), dative (the one given to: "eşime", "kızıma"), accusative (an object: "bebeğimi emziriyorum").
+_TR_WORD = re.compile(r"(?<!\w)(" + "|".join(sorted(_TR_RELATION, key=len, reverse=True)) + r")(in|un|a|e|i|u)?(?!\w)")
+_EN_WORD = re.compile(
+    r"\bmy\s+(?:[\w'-]+\s+){0,3}?(" + "|".join(sorted(_EN_RELATION, key=len, reverse=True)) + r")s?\b"
+)
+# The asker as the one who is or has: "ben", "benim", "I", "I'm", "me".
+_SELF_WORD = re.compile(r"\b(?:ben|benim|i|i'm|im|i've|ive|me|myself)\b")
+# A Turkish word in the 1st person: "hamileyim", "emziriyorum", "gebeyim", "değilim", "haftasındayım".
+_TR_FIRST_PERSON = re.compile(r"\w*(?:yim|yum|im|um|yiz|iz|uz)\b")
+
+# Who takes the medicine, as a question says it; the last one the patient writes wins (their latest question).
+# The asker: "alabilir miyim", "kullanabilir miyim" (any verb but "ver-", give), "can I take", "for me".
+_TAKER_SELF = re.compile(
+    r"\b(?!ver)\w+[ae]bilir\s?miyim\b|\b(?:alsam|kullansam|icsem|bana|benim icin)\b"
+    r"|\b(?:can|could|may|should|shall|do|am)\s+i\b|\bfor\s+me\b"
+)
+# Someone else, named by the nearest relation written before: "ona", "kullanabilir mi", "verebilir miyim", "can
+# she take", "give her" (a relation as the one given to or who takes, "eşime", "can my wife take", is one too).
+_TAKER_OTHER = re.compile(
+    r"\b(?:ona|onun icin|kendisine)\b|\b\w+[ae]bilir\s?mi\b(?!\w)|\bver\w*[ae]bilir\s?miyim\b"
+    r"|\b(?:can|could|may|should|does|is|will)\s+(?:she|he|they)\b|\b(?:give|giving|for|to)\s+(?:her|him|them)\b"
+)
+# What before "my X" makes X the one who takes the medicine ("can my wife take", "give my son", "for my mother").
+_EN_TAKER = re.compile(r"(?<!\w)(?:can|could|may|should|does|is|will|to|for|give|giving)\s+$")
+
+
+@dataclass(frozen=True)
+class Stated:
+    """One mention of a state in the patient's words: which, whether its clause denies it, and whose it is."""
+
+    state: str  # "pregnant", "breastfeeding", or a condition id of the drug data ("kidney_disease")
+    denied: bool
+    subject: str | None  # SELF, a key of RELATIONS, or None where the words name no one
+
+
+@dataclass(frozen=True)
+class Turn:
+    """The facts of the patient's turn, each as they wrote it (read_turn)."""
+
+    language: str | None  # "tr", "en", or None where no message shows one (conversation_language)
+    words: str | None  # the patient's messages, each after the question of ours it answers (patient_words)
+    weights_kg: tuple[float, ...]
+    weights_lb: tuple[float, ...]
+    ages_years: tuple[float, ...]
+    ages_months: tuple[float, ...]
+    age_word: bool  # a word of age ("yaşında", "months", "old"), durations left out (amounts.gives_age)
+    numbers: tuple[float, ...]  # every number written, durations left out
+    states: tuple[Stated, ...]  # pregnancy and breastfeeding
+    conditions: tuple[Stated, ...]  # the drug data's conditions ("böbrek hastalığım yok": denied)
+    about: str | None  # who takes the medicine: SELF, a key of RELATIONS, or None where the words do not say
+
+    def stated_numbers(self) -> dict[str, list[float]]:
+        """Weights ("kg", "lb") and ages ("years", "months") as amounts.stated_numbers gives them."""
+        return {
+            "kg": list(self.weights_kg),
+            "lb": list(self.weights_lb),
+            "years": list(self.ages_years),
+            "months": list(self.ages_months),
+        }
+
+    def gives_age(self, *values: float | None) -> bool:
+        """Whether the words give ground for an age: a word of age, or one of values among their numbers."""
+        if self.age_word:
+            return True
+        return among_numbers(self.numbers, *values)
+
+    def fits(self, subject: str | None) -> bool:
+        """Whether a fact of subject's is one of the person the medicine is for (either unnamed: it may be)."""
+        return subject is None or self.about is None or subject == self.about
+
+    def counts(self, state: str) -> bool:
+        """Whether state ("pregnant", "breastfeeding") is stated, not denied, of the person the medicine is for."""
+        return any(s.state == state and not s.denied and self.fits(s.subject) for s in self.states)
+
+    def denies(self, condition: str) -> bool:
+        """Whether the patient denies condition (an id) for the person the medicine is for and never states it."""
+        mine = [s for s in self.conditions if s.state == condition and self.fits(s.subject)]
+        return any(s.denied for s in mine) and not any(not s.denied for s in mine)
+
+
+def conversation_language(messages: list[dict]) -> str | None:
+    """The patient's language: that of their latest message that shows one ("tr", "en"), else None."""
+    for message in reversed(messages):
+        if message.get("role") == "user" and isinstance(message.get("content"), str):
+            if lang := patient_language(message["content"]):
+                return lang
+    return None
+
+
+def patient_words(messages: list[dict]) -> str | None:
+    """The patient's messages, each after the question of ours it answers ("Hamile misiniz?" before "evet"):
+    a short reply means what it was asked."""
+    said: list[str] = []
+    for before, m in zip([{}, *messages], messages, strict=False):
+        if m.get("role") != "user" or not isinstance(m.get("content"), str):
+            continue
+        asked = before.get("content") if before.get("role") == "assistant" else None
+        if isinstance(asked, str) and asked.rstrip().endswith("?"):
+            said.append(re.split(r"(?<=[.!?\n])\s+", asked.strip())[-1])  # its last sentence: the question
+        said.append(m["content"])
+    return "\n".join(said) or None
+
+
+def read_turn(messages: list[dict]) -> Turn:
+    """The facts of the patient's words in messages (chat messages: role and content)."""
+    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+        raise TypeError("messages must be a list of chat messages (dicts with role and content)")
+    words = patient_words(messages)
+    text = words or ""
+    stated = stated_numbers(text)
+    folded = fold_case(text)
+    return Turn(
+        language=conversation_language(messages),
+        words=words,
+        weights_kg=tuple(stated["kg"]),
+        weights_lb=tuple(stated["lb"]),
+        ages_years=tuple(stated["years"]),
+        ages_months=tuple(stated["months"]),
+        age_word=names_age(text),
+        numbers=tuple(written_numbers(text)),
+        states=tuple(
+            Stated(m.state, m.denied, _subject(folded, m.start, m.end, m.clause)) for m in state_mentions(folded)
+        ),
+        conditions=_conditions(folded),
+        about=_about(folded),
+    )
+
+
+def read_text(text: str) -> Turn:
+    """The facts of one patient message (for a caller with the words alone)."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a string, not {type(text).__name__}")
+    return read_turn([{"role": "user", "content": text}])
+
+
+def _relations(folded: str) -> list[tuple[int, int, str, bool, bool]]:
+    """(start, end, key, subject, taker) of every relation word in folded: subject where it may be the one who is
+    or has (Turkish without a case or genitive, "eşim hamile", "annemin"; English "my X"), taker where it is the
+    one given to or who takes (Turkish dative or "için", "eşime", "kızım için"; "can my wife take", "for my son");
+    an accusative ("bebeğimi emziriyorum") is neither."""
+    found = []
+    for m in _TR_WORD.finditer(folded):
+        case = m.group(2) or ""
+        subject = case in ("", "in", "un")
+        taker = case in ("a", "e") or (not case and bool(re.match(r"\s+icin\b", folded[m.end() :])))
+        found.append((m.start(), m.end(), _TR_RELATION[m.group(1)], subject and not taker, taker))
+    for m in _EN_WORD.finditer(folded):
+        taker = bool(_EN_TAKER.search(folded, 0, m.start()))
+        found.append((m.start(), m.end(), _EN_RELATION[m.group(1)], True, taker))
+    return sorted(found)
+
+
+def _subject(folded: str, start: int, end: int, clause: tuple[int, int]) -> str | None:
+    """Whose is the mention at start:end of folded: the asker's where its own word is in the 1st person
+    ("hamileyim"), else the nearest one named before it in its clause ("eşim hamile", "my pregnant wife", "I'm"),
+    else the asker's where one of the next two words is in the 1st person ("hamile değilim"), else None."""
+    word_end = re.match(r"\w*", folded[end:]).end() + end  # type: ignore[union-attr]
+    if _TR_FIRST_PERSON.fullmatch(folded[start:word_end]) and word_end > end:
+        return SELF
+    named = [(s, key) for s, _, key, subject, _ in _relations(folded) if subject and clause[0] <= s < start]
+    named += [(m.start(), SELF) for m in _SELF_WORD.finditer(folded, clause[0], start)]
+    if named:
+        return max(named)[1]
+    following = folded[word_end : clause[1]].split()[:2]
+    if any(_TR_FIRST_PERSON.fullmatch(w) for w in following):
+        return SELF
+    return None
+
+
+def _conditions(folded: str) -> tuple[Stated, ...]:
+    """The drug data's conditions each clause names, denied or not, with the one its clause names (or None)."""
+    if not folded.strip():
+        return ()
+    db = load_db()
+    found: list[Stated] = []
+    relations = _relations(folded)
+    for start, end in clauses(folded):
+        present, negated = db.read_conditions(folded[start:end], fuzzy=False)
+        if not (present or negated):
+            continue
+        named = [(s, key) for s, _, key, subject, _ in relations if subject and start <= s < end]
+        named += [(m.start(), SELF) for m in _SELF_WORD.finditer(folded, start, end)]
+        subject = min(named)[1] if named else None
+        found += [Stated(c, False, subject) for c in present] + [Stated(c, True, subject) for c in negated]
+    return tuple(found)
+
+
+def _about(folded: str) -> str | None:
+    """Who takes the medicine, by the last question of it in folded: SELF, a relation, or None (not said, or
+    someone the words do not name)."""
+    markers = [(m.start(), m.end(), SELF) for m in _TAKER_SELF.finditer(folded)]
+    markers += [(m.start(), m.end(), "other") for m in _TAKER_OTHER.finditer(folded)]
+    relations = _relations(folded)
+    markers += [(s, e, key) for s, e, key, _, taker in relations if taker]
+    if not markers:
+        return None
+    start, end, who = max(markers)
+    if who != "other":
+        return who
+    # The one named in the question ("can my wife take") or the nearest before it ("Eşim hamile, ona ...").
+    named = [(s, key) for s, _, key, _, _ in relations if s < end]
+    return max(named)[1] if named else None
