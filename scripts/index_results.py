@@ -134,6 +134,15 @@ RUNS: tuple[Run, ...] = (
         "the CPU probe of the recipe's composed data (the default continued 70 steps), templated dev",
         training_info="recipe_probe/training_info.json",
     ),
+    Run(
+        "recipe_cpu/freetext_dev",
+        "recipe_cpu/freetext_dev",
+        FREETEXT_DEV,
+        "the one-hour CPU recipe (training/recipes/default.yaml: 640 decision examples, compact tools, LoRA on the "
+        "top 10 layers, from the base model), free-text dev",
+        "python training/recipe.py training/recipes/default.yaml",
+        training_info="recipe_cpu/training_info.json",
+    ),
     # ---- archived: the history docs/training.md tells (git history keeps the files)
     Run("templated/stage1", "stage1", TEMPLATED, _stage(1), stage=1),
     Run("templated/stage1_grounded", "stage1_grounded", TEMPLATED, _stage(1, ", grounded names"), stage=1),

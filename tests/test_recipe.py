@@ -112,6 +112,9 @@ def test_turkish_genitive(word, genitive):
         ("data.surface.lower=1.5", "lower: a probability is between 0 and 1"),
         ("data.mix.usage=-1", "usage: a weight is a finite number >= 0"),
         ("nothing", "expected an existing key"),
+        ("data.tools=short", "tools: 'short'; expected full or compact"),
+        ("data.context=1.5", "context: a probability is between 0 and 1"),
+        ("data.examples=-3", "examples: a number of decision examples >= 0"),
     ],
 )
 def test_recipe_errors_name_the_key(override, message):
@@ -124,7 +127,7 @@ def test_a_recipe_file_with_an_unknown_section_or_a_text_number_is_refused(tmp_p
     (tmp_path / "extra.yaml").write_text(text + "\nwandb: {}\n", encoding="utf-8")
     with pytest.raises(recipe.RecipeError, match="unknown section"):
         recipe.load_recipe(tmp_path / "extra.yaml")
-    (tmp_path / "lr.yaml").write_text(text.replace("lr: 5.0e-4", "lr: 5e-4"), encoding="utf-8")
+    (tmp_path / "lr.yaml").write_text(text.replace("lr: 1.0e-3", "lr: 1e-3"), encoding="utf-8")
     with pytest.raises(recipe.RecipeError, match=r"\[train\] lr: expected a number"):
         recipe.load_recipe(tmp_path / "lr.yaml")
 
@@ -163,9 +166,9 @@ def test_a_continued_run_keeps_the_precision_it_started_with(tmp_path, monkeypat
 
 def tiny_recipe(tmp_path: Path) -> Path:
     values = recipe.load_recipe(RECIPE)
-    values["data"]["conversations"] = 2
+    values["data"] |= {"conversations": 2, "examples": 2}  # two decision examples: two steps of one
     values["data"]["mix"] = dict.fromkeys(values["data"]["mix"], 0) | {"greeting": 1, "usage": 1, "dose_story": 1}
-    values["train"] |= {"max_length": 1400, "warmup_steps": 0}
+    values["train"] |= {"max_length": 1400, "warmup_steps": 0, "layers": 1}  # the tiny model's top layer
     values["cpu"] |= {"grad_accum": 1, "save_steps": 1}
     values["eval"]["dev"] = ["eval/templated_dev.jsonl"]
     path = tmp_path / "tiny.yaml"
@@ -180,7 +183,8 @@ def test_one_command_trains_and_a_stopped_run_continues_to_the_same_adapter(tmp_
     a = tmp_path / "a"
     info = json.loads((a / "adapter" / "training_info.json").read_text(encoding="utf-8"))
     assert info["steps"] == 2 and info["recipe"].endswith("tiny.yaml") and info["init_adapter"] is None
-    assert info["dropout"] == 0
+    assert info["dropout"] == 0 and info["layers"] == 1 and info["tokens_per_second"] > 0
+    assert set(info["phase_seconds"]) == {"data", "train", "eval"}
     assert info["data_command"].startswith("python training/recipe.py ") and "--model" in info["data_command"]
     rows = [json.loads(line) for line in (a / "data.jsonl").read_text(encoding="utf-8").splitlines()]
     assert json.loads((a / "adapter" / "tools.json").read_text(encoding="utf-8")) == rows[0]["tools"]

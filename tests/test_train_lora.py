@@ -135,10 +135,15 @@ def test_trl_trains_on_the_template_tokens_with_the_turn_stop_mask(tiny_model_di
         agent_text = tok.apply_chat_template(
             row["messages"], tools=row["tools"], chat_template=ppsf.chat_template(), tokenize=False
         )
-        assert tok.decode(example["input_ids"]) == agent_text  # the text the agent prompts with
+        # The text the agent prompts with, up to the last loss token (the patient's last message after its marker
+        # cannot change the loss of a causal model: it is not trained on).
+        text = tok.decode(example["input_ids"])
+        assert agent_text.startswith(text) and text.endswith("@PATIENT") and len(text) < len(agent_text)
         mask = train_lora.with_turn_stops(tok, ref["input_ids"], ref["assistant_masks"])
         assert sum(mask) > sum(ref["assistant_masks"])
-        assert example["labels"] == [t if bit else -100 for t, bit in zip(ref["input_ids"], mask, strict=True)]
+        n = len(example["input_ids"])
+        assert example["labels"] == [t if bit else -100 for t, bit in zip(ref["input_ids"][:n], mask[:n], strict=True)]
+        assert not any(mask[n:])
 
 
 def test_every_turn_is_trained_to_stop_at_the_next_blocks_marker(conversations):

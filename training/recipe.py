@@ -138,14 +138,14 @@ def write_data(recipe: dict, out: Path, command: str) -> Path:
     rows = [gd.conversation(gen, rng) for _ in range(data["conversations"])]
     if data["tools"] == "compact":
         rows = [r | {"tools": gd.tools_block(compact=True)} for r in rows]
-    if data["examples"]:  # cut at the decisions (training/decisions.py), the first `examples` of them
+    if data["examples"]:  # cut at the decisions (training/decisions.py), `examples` of them
         rows = [d for r in rows for d in decision_rows(r, rng, data["context"], data["after_results"])]
         if len(rows) < data["examples"]:
             raise RecipeError(
                 f"[data] {data['conversations']} conversations give {len(rows)} decision examples, fewer than "
                 f"examples: {data['examples']}; compose more conversations"
             )
-        rows = rows[: data["examples"]]
+        rows = rng.sample(rows, data["examples"])  # drawn from all of them: varied over many conversations
     path = out / "data.jsonl"
     gd.write_jsonl(path, rows)
     source = {"command": command, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
