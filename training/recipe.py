@@ -275,7 +275,6 @@ def main(argv: list[str] | None = None) -> int:
         report = table(columns)
         (out / "eval" / "report.md").write_text(report + "\n", encoding="utf-8")
         print(report)
-    if not args.no_eval:
         phases["eval"] = time.monotonic() - clock
     # The wall time of each phase of this command (a continued run: of this part of it), beside the tokens trained
     # per second of the optimizer loop (train_lora's own record).

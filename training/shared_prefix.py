@@ -23,6 +23,7 @@ class SharedPrefix:
 
     def __init__(self, model, prefix_ids: list[int], first_trained: int) -> None:
         self.inner = _decoder(model)
+        self.head = (model.get_base_model() if hasattr(model, "get_base_model") else model).lm_head
         self.ids = torch.tensor([prefix_ids], device=self.inner.embed_tokens.weight.device)
         self.split = first_trained
         self.cache = DynamicCache(config=self.inner.config)
@@ -73,9 +74,9 @@ class SharedPrefix:
             h = layer(h, attention_mask=mask, position_embeddings=rotary, position_ids=positions)
         return self.inner.norm(h)
 
-    def logits(self, model, input_ids: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+    def logits(self, input_ids: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
         """The model's logits at positions keep of one example that starts() with the prefix."""
-        return _head(model)(self.hidden_states(input_ids)[:, keep])
+        return self.head(self.hidden_states(input_ids)[:, keep])
 
 
 def _decoder(model):
@@ -88,11 +89,6 @@ def _decoder(model):
             "rotary_emb, layers, norm); train without --layers"
         )
     return inner
-
-
-def _head(model):
-    base = model.get_base_model() if hasattr(model, "get_base_model") else model
-    return base.lm_head
 
 
 def common_prefix(rows: list[list[int]], limit: int) -> int:

@@ -180,9 +180,9 @@ def loss_positions_trainer():
             labels = inputs["labels"][:, 1:]  # position t predicts token t + 1
             keep = (labels != -100).any(dim=0).nonzero().squeeze(-1)
             forward = {k: v for k, v in inputs.items() if k != "labels"}
-            prefix = getattr(self, "shared_prefix", None)
+            prefix = self.shared_prefix
             if prefix is not None and prefix.starts(inputs["input_ids"]) and _unpadded(inputs):
-                logits = prefix.logits(model, inputs["input_ids"], keep).float()  # training/shared_prefix.py
+                logits = prefix.logits(inputs["input_ids"], keep).float()  # training/shared_prefix.py
             else:
                 logits = model(**forward, use_cache=False, logits_to_keep=keep).logits.float()
             target = labels[:, keep]
