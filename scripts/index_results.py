@@ -143,6 +143,22 @@ RUNS: tuple[Run, ...] = (
         "python training/recipe.py training/recipes/default.yaml",
         training_info="recipe_cpu/training_info.json",
     ),
+    *(
+        Run(
+            f"recipe_base_prefix/{stem}",
+            f"recipe_base_prefix/{stem}",
+            cases,
+            "the recipe with the prefix read by the base model in training (train.base_prefix, 900 decision "
+            f"examples, after_results 0.5) and the agent's usual merged adapter at inference, {label}",
+            "python training/recipe.py training/recipes/default.yaml --set train.base_prefix=true "
+            "--set data.examples=900 --set data.after_results=0.5",
+            training_info="recipe_base_prefix/training_info.json",
+        )
+        for stem, cases, label in (
+            ("freetext_dev", FREETEXT_DEV, "free-text dev"),
+            ("templated_dev", "eval/templated_dev.jsonl", "templated dev"),
+        )
+    ),
     # ---- archived: the history docs/training.md tells (git history keeps the files)
     Run("templated/stage1", "stage1", TEMPLATED, _stage(1), stage=1),
     Run("templated/stage1_grounded", "stage1_grounded", TEMPLATED, _stage(1, ", grounded names"), stage=1),

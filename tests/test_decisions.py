@@ -115,3 +115,51 @@ def test_the_shared_prefix_gives_the_plain_forward_passs_loss_and_gradients(tiny
         assert torch.allclose(a_grads, b_grads, rtol=1e-4, atol=1e-7)
     lower = trainer.model.get_base_model().model.layers[0]
     assert not any("lora" in n for n, _ in lower.named_parameters())  # nothing below the split is trained
+
+
+@pytest.mark.parametrize("layers", ["1", "0"])
+def test_a_base_prefix_gives_the_loss_of_the_prefix_read_with_the_adapter_off(tiny_model_dir, rows, tmp_path, layers):
+    """--base-prefix: the prefix's keys and values are the base model's (activated LoRA); the example's own tokens
+    see the adapter. Checked against transformers' own cached forward pass, with an adapter that is not zero."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer, DynamicCache
+
+    tok = AutoTokenizer.from_pretrained(tiny_model_dir)
+    tok.chat_template = train_lora.train_template()
+    argv = ["--max-steps", "1", "--device", "cpu", "--dropout", "0", "--no-bf16", "--layers", layers]
+    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
+    args = train_lora.parse_args([*argv, "--base-prefix", "--work-dir", str(tmp_path)])
+    torch.manual_seed(0)
+    trainer = train_lora.build_trainer(model, tok, rows[:6], args)
+    peft_model = trainer.model
+    with torch.no_grad():  # LoRA starts as a no-op (B = 0): make it act, or adapter on and off would agree
+        for name, p in peft_model.named_parameters():
+            if "lora_B" in name:
+                p.normal_(std=0.05)
+    train_lora.use_shared_prefix(trainer, int(layers), base=True)  # again: the prefix of the adapter now set
+    prefix = trainer.shared_prefix
+    assert prefix is not None and prefix.base and len(prefix) > 64
+    n = len(prefix)
+    peft_model.train()
+    for example in list(trainer.get_train_dataloader())[:2]:
+        batch = trainer._prepare_inputs(example)
+        ids, labels = batch["input_ids"], batch["labels"]
+        peft_model.zero_grad()
+        loss = trainer.compute_loss(peft_model, dict(batch))
+        loss.backward()
+        grads = torch.cat([p.grad.flatten() for p in peft_model.parameters() if p.grad is not None])
+        peft_model.zero_grad()
+        with torch.no_grad(), peft_model.disable_adapter():
+            cache = peft_model(ids[:, :n], use_cache=True, past_key_values=DynamicCache()).past_key_values
+        logits = peft_model(ids[:, n:], past_key_values=cache, use_cache=True).logits[:, :-1]
+        target = labels[:, n + 1 :]
+        expected = torch.nn.functional.cross_entropy(logits.flatten(0, 1), target.flatten(), ignore_index=-100)
+        expected.backward()
+        want = torch.cat([p.grad.flatten() for p in peft_model.parameters() if p.grad is not None])
+        assert loss.item() == pytest.approx(expected.item(), rel=1e-5)
+        assert want.abs().sum() > 0 and (grads - want).abs().max() <= 1e-3 * want.abs().max(), (
+            (grads - want).abs().max()
+        )
+        with torch.no_grad():  # and it is not the plain forward pass: the prefix is read without the adapter
+            plain = peft_model(ids, use_cache=False).logits[:, n:-1]
+            plain_loss = torch.nn.functional.cross_entropy(plain.flatten(0, 1), target.flatten(), ignore_index=-100)
+        assert abs(plain_loss.item() - loss.item()) > 1e-4

@@ -432,7 +432,9 @@ def test_the_results_index_is_current_and_the_tree_holds_only_what_it_cites():
     assert {f"templated/{n}" for n in TRAINING_COLUMNS + TRAINING_TEXT_RUNS} <= set(runs)
     kept = {Path(d[k]) for d in runs.values() if "summary" in d for k in ("summary", "predictions")}
     extra = {p.relative_to(RESULTS.parent.parent) for p in RESULTS.rglob("*") if p.is_file()} - kept
-    info = {Path(f"eval/results/{run}/training_info.json") for run in ("recipe_probe", "recipe_cpu")}
+    info = {
+        Path(f"eval/results/{run}/training_info.json") for run in ("recipe_probe", "recipe_cpu", "recipe_base_prefix")
+    }
     assert extra == {Path("eval/results/index.jsonl"), *info}
     for run in runs.values():  # an archived run names the commit that still holds its files
         assert ("summary" in run) != ("archived" in run), run["name"]

@@ -42,6 +42,7 @@ SECTIONS: dict[str, set[str]] = {
         "warmup_steps",
         "rank",
         "layers",
+        "base_prefix",
         "alpha",
         "dropout",
         "max_length",
@@ -51,6 +52,7 @@ SECTIONS: dict[str, set[str]] = {
     "cpu": {"batch_size", "grad_accum", "save_steps"},
     "eval": {"max_steps", "dev", "test"},
 }
+SWITCHES = {"base_prefix"}  # [train] keys that are true or false (train_lora.py flags)
 # What the card and docs print of each summary, in this order.
 METRICS = [
     ("tool_args_accuracy", "tool + arguments"),
@@ -103,8 +105,11 @@ def _check(recipe: dict) -> None:
         if extra := got - keys:
             raise RecipeError(f"[{section}] has unknown key(s): {', '.join(sorted(extra))}")
     for section in ("train", "cpu"):
-        if bad := [k for k, v in recipe[section].items() if isinstance(v, bool) or not isinstance(v, (int, float))]:
+        numbers = {k: v for k, v in recipe[section].items() if k not in SWITCHES}
+        if bad := [k for k, v in numbers.items() if isinstance(v, bool) or not isinstance(v, (int, float))]:
             raise RecipeError(f"[{section}] {', '.join(bad)}: expected a number (YAML reads 5e-4 as text: 5.0e-4)")
+    if bad := [k for k in SWITCHES if not isinstance(recipe["train"][k], bool)]:
+        raise RecipeError(f"[train] {', '.join(bad)}: expected true or false")
     for key in ("dev", "test"):
         sets = recipe["eval"][key]
         if not isinstance(sets, list) or not all(isinstance(x, str) for x in sets):
@@ -163,7 +168,10 @@ def train_argv(
     argv += ["--device", device, "--max-steps", "0"] + (["--model", model] if model else [])
     argv += [] if bf16 is None else ["--bf16" if bf16 else "--no-bf16"]
     for key, value in train.items():
-        argv += [f"--{key.replace('_', '-')}", str(value)]
+        if isinstance(value, bool):  # a switch: --base-prefix, or nothing
+            argv += [f"--{key.replace('_', '-')}"] if value else []
+        else:
+            argv += [f"--{key.replace('_', '-')}", str(value)]
     return argv + (["--resume"] if resume else [])
 
 

@@ -21,14 +21,22 @@ from transformers.masking_utils import create_causal_mask
 class SharedPrefix:
     """The lower layers' pass over prefix_ids (kept), for forward passes over ids that start with them."""
 
-    def __init__(self, model, prefix_ids: list[int], first_trained: int) -> None:
+    def __init__(self, model, prefix_ids: list[int], first_trained: int, *, base: bool = False) -> None:
         self.inner = _decoder(model)
         self.head = (model.get_base_model() if hasattr(model, "get_base_model") else model).lm_head
         self.ids = torch.tensor([prefix_ids], device=self.inner.embed_tokens.weight.device)
         self.split = first_trained
+        self.base = base
         self.cache = DynamicCache(config=self.inner.config)
         with torch.no_grad():
-            self.hidden = self._lower(self.ids, start=0)
+            if base:  # every layer's keys and values of the prefix, the adapter off (activated LoRA)
+                with model.disable_adapter():
+                    self.split = self.inner.config.num_hidden_layers
+                    self._lower(self.ids, start=0)
+                self.split = first_trained
+                self.kv = [(layer.keys, layer.values) for layer in self.cache.layers]
+            else:
+                self.hidden = self._lower(self.ids, start=0)
 
     def __len__(self) -> int:
         return self.ids.shape[1]
@@ -59,8 +67,11 @@ class SharedPrefix:
         return h
 
     def hidden_states(self, input_ids: torch.Tensor) -> torch.Tensor:
-        """The last hidden states (after the final norm) of one example that starts() with the prefix."""
+        """The last hidden states (after the final norm) of one example that starts() with the prefix; with a base
+        prefix, of the example's own tokens only (positions len(self)...)."""
         n = len(self)
+        if self.base:
+            return self._own(input_ids[:, n:], start=n)
         with torch.no_grad():  # nothing below the split is trained
             own = self._lower(input_ids[:, n:], start=n)
         self.cache.crop(-own.shape[1])  # back to the prefix alone for the next example (a negative crop removes)
@@ -74,9 +85,34 @@ class SharedPrefix:
             h = layer(h, attention_mask=mask, position_embeddings=rotary, position_ids=positions)
         return self.inner.norm(h)
 
+    def _own(self, ids: torch.Tensor, start: int) -> torch.Tensor:
+        """ids after the base prefix through every layer, attending to the prefix's stored keys and values: no grad
+        below the split, and a fresh cache each time (the stored tensors are never part of a graph)."""
+        cache = DynamicCache(config=self.inner.config)
+        for i, (k, v) in enumerate(self.kv):
+            cache.update(k, v, i)
+        h = self.inner.embed_tokens(ids)
+        positions = torch.arange(start, start + ids.shape[1], device=ids.device)[None]
+        mask = create_causal_mask(
+            config=self.inner.config, inputs_embeds=h, attention_mask=None, cache=cache, position_ids=positions
+        )
+        rotary = self.inner.rotary_emb(h, position_ids=positions)
+        for i, layer in enumerate(self.inner.layers[: self.inner.config.num_hidden_layers]):
+            with torch.set_grad_enabled(torch.is_grad_enabled() and i >= self.split):
+                h = layer(
+                    h,
+                    attention_mask=mask,
+                    position_embeddings=rotary,
+                    position_ids=positions,
+                    cache=cache,
+                    use_cache=True,
+                )
+        return self.inner.norm(h)
+
     def logits(self, input_ids: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
         """The model's logits at positions keep of one example that starts() with the prefix."""
-        return self.head(self.hidden_states(input_ids)[:, keep])
+        h = self.hidden_states(input_ids)
+        return self.head(h[:, keep - len(self)] if self.base else h[:, keep])
 
 
 def _decoder(model):

@@ -209,10 +209,12 @@ def _unpadded(inputs: dict) -> bool:
     return mask is None or bool(mask.all())
 
 
-def use_shared_prefix(trainer, layers: int) -> None:
+def use_shared_prefix(trainer, layers: int, base: bool = False) -> None:
     """With LoRA on the top `layers` only, run the prefix all examples share through the layers below once
-    (training/shared_prefix.py); a no-op for all-layer LoRA, TRL's own loss, or examples that share too little."""
-    if not layers or not hasattr(trainer, "shared_prefix"):
+    (training/shared_prefix.py); base: through every layer once with the adapter off, so each step runs only the
+    example's own tokens (the adapter acts after the prefix: activated LoRA). A no-op for all-layer LoRA without
+    base, TRL's own loss, or examples that share too little."""
+    if not (layers or base) or not hasattr(trainer, "shared_prefix"):
         return
     from shared_prefix import SharedPrefix, common_prefix
 
@@ -220,12 +222,15 @@ def use_shared_prefix(trainer, layers: int) -> None:
     ids = data["input_ids"]
     masks = data["assistant_masks"] if "assistant_masks" in data.column_names else None
     first_loss = [m.index(1) if masks else len(x) for x, m in zip(ids, masks or ids, strict=True)]
-    n = common_prefix(ids, min(first_loss))
+    # - 1: the position that predicts the first loss token is the example's own (the adapter acts there)
+    n = common_prefix(ids, min(first_loss) - 1)
     if n < 64:
         return
     total = trainer.model.get_base_model().config.num_hidden_layers
-    trainer.shared_prefix = SharedPrefix(trainer.model, ids[0][:n], first_trained=total - layers)
-    print(f"shared prefix: {n} tokens through the lower {total - layers} layers once", file=sys.stderr, flush=True)
+    first = total - layers if layers else 0
+    trainer.shared_prefix = SharedPrefix(trainer.model, ids[0][:n], first_trained=first, base=base)
+    where = "every layer, adapter off" if base else f"the lower {first} layers"
+    print(f"shared prefix: {n} tokens through {where}, once", file=sys.stderr, flush=True)
 
 
 def last_checkpoint(work_dir: Path) -> str | None:
@@ -305,7 +310,8 @@ def build_trainer(model, tokenizer, rows: list[dict], args: argparse.Namespace):
         peft_config=lora,
         callbacks=callbacks,
     )
-    use_shared_prefix(trainer, args.layers if lora is not None else 0)
+    if lora is not None:
+        use_shared_prefix(trainer, args.layers, base=args.base_prefix)
     return trainer
 
 
@@ -361,6 +367,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--alpha", type=int, default=32)
     p.add_argument("--dropout", type=float, default=0.05)
     p.add_argument("--layers", type=int, default=0, help="LoRA on the top N decoder layers only (0: all of them)")
+    p.add_argument(
+        "--base-prefix",
+        action="store_true",
+        help="the prefix all examples share is read by the base model (adapter off), once per run: each step runs "
+        "only the example's own tokens (activated LoRA; docs/training.md)",
+    )
     p.add_argument("--max-length", type=int, default=4096)
     p.add_argument("--logging-steps", type=int, default=5)
     p.add_argument(
