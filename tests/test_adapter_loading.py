@@ -29,6 +29,25 @@ def test_load_model_merges_an_adapter(tiny_model_dir, tiny_adapter):
     assert all(torch.equal(a, b) for a, b in zip(base.parameters(), auto.parameters(), strict=True))
 
 
+def test_an_adapter_trained_with_a_base_read_prefix_warns_when_merged(tmp_path, tiny_model_dir, tiny_adapter):
+    import json
+    import shutil
+    import warnings
+
+    from agent.engine.models import load_model
+
+    folder = tmp_path / "adapter"
+    shutil.copytree(tiny_adapter[0], folder)
+    info = folder / "training_info.json"
+    record = json.loads(info.read_text(encoding="utf-8")) if info.is_file() else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # the plain adapter: no warning
+        load_model(str(tiny_model_dir), device="cpu", dtype="float32", adapter=str(folder))
+    info.write_text(json.dumps(record | {"base_prefix": True}), encoding="utf-8")
+    with pytest.warns(UserWarning, match="read by the base model"):
+        load_model(str(tiny_model_dir), device="cpu", dtype="float32", adapter=str(folder))
+
+
 def test_adapter_errors_are_clear(tmp_path, tiny_model_dir, tiny_adapter):
     from transformers import LlamaConfig, LlamaForCausalLM
 

@@ -31,12 +31,10 @@ class SharedPrefix:
         with torch.no_grad():
             if base:  # every layer's keys and values of the prefix, the adapter off (activated LoRA)
                 with model.disable_adapter():
-                    self.split = self.inner.config.num_hidden_layers
-                    self._lower(self.ids, start=0)
-                self.split = first_trained
+                    self._layers(self.ids, 0, self.cache, stop=len(self.inner.layers))
                 self.kv = [(layer.keys, layer.values) for layer in self.cache.layers]
             else:
-                self.hidden = self._lower(self.ids, start=0)
+                self.hidden = self._layers(self.ids, 0, self.cache, stop=self.split)
 
     def __len__(self) -> int:
         return self.ids.shape[1]
@@ -46,34 +44,40 @@ class SharedPrefix:
         n = len(self)
         return input_ids.shape[0] == 1 and input_ids.shape[1] > n and bool((input_ids[:, :n] == self.ids).all())
 
-    def _lower(self, ids: torch.Tensor, start: int) -> torch.Tensor:
-        """ids (at positions start...) through the layers below the split, adding their keys and values to the
-        cache."""
+    def _layers(
+        self, ids: torch.Tensor, start: int, cache: DynamicCache, stop: int, grad_from: int | None = None
+    ) -> torch.Tensor:
+        """ids (at positions start...) through layers [0, stop), adding their keys and values to cache; gradients
+        only from layer grad_from on (None: as the caller's grad mode says)."""
         h = self.inner.embed_tokens(ids)
         positions = torch.arange(start, start + ids.shape[1], device=ids.device)[None]
         mask = create_causal_mask(
-            config=self.inner.config, inputs_embeds=h, attention_mask=None, cache=self.cache, position_ids=positions
+            config=self.inner.config, inputs_embeds=h, attention_mask=None, cache=cache, position_ids=positions
         )
         rotary = self.inner.rotary_emb(h, position_ids=positions)
-        for layer in self.inner.layers[: self.split]:
-            h = layer(
-                h,
-                attention_mask=mask,
-                position_embeddings=rotary,
-                position_ids=positions,
-                cache=self.cache,
-                use_cache=True,
-            )
+        grad = torch.is_grad_enabled()
+        for i, layer in enumerate(self.inner.layers[:stop]):
+            with torch.set_grad_enabled(grad and (grad_from is None or i >= grad_from)):
+                h = layer(
+                    h,
+                    attention_mask=mask,
+                    position_embeddings=rotary,
+                    position_ids=positions,
+                    cache=cache,
+                    use_cache=True,
+                )
         return h
 
     def hidden_states(self, input_ids: torch.Tensor) -> torch.Tensor:
         """The last hidden states (after the final norm) of one example that starts() with the prefix; with a base
         prefix, of the example's own tokens only (positions len(self)...)."""
         n = len(self)
-        if self.base:
-            return self._own(input_ids[:, n:], start=n)
+        if self.base:  # a fresh cache from the stored tensors: they are never part of a step's graph
+            cache = DynamicCache(ddp_cache_data=self.kv, config=self.inner.config)
+            own = self._layers(input_ids[:, n:], n, cache, stop=len(self.inner.layers), grad_from=self.split)
+            return self.inner.norm(own)
         with torch.no_grad():  # nothing below the split is trained
-            own = self._lower(input_ids[:, n:], start=n)
+            own = self._layers(input_ids[:, n:], n, self.cache, stop=self.split)
         self.cache.crop(-own.shape[1])  # back to the prefix alone for the next example (a negative crop removes)
         h = torch.cat([self.hidden, own], dim=1)
         positions = torch.arange(h.shape[1], device=h.device)[None]
@@ -83,30 +87,6 @@ class SharedPrefix:
         rotary = self.inner.rotary_emb(h, position_ids=positions)
         for layer in self.inner.layers[self.split : self.inner.config.num_hidden_layers]:
             h = layer(h, attention_mask=mask, position_embeddings=rotary, position_ids=positions)
-        return self.inner.norm(h)
-
-    def _own(self, ids: torch.Tensor, start: int) -> torch.Tensor:
-        """ids after the base prefix through every layer, attending to the prefix's stored keys and values: no grad
-        below the split, and a fresh cache each time (the stored tensors are never part of a graph)."""
-        cache = DynamicCache(config=self.inner.config)
-        for i, (k, v) in enumerate(self.kv):
-            cache.update(k, v, i)
-        h = self.inner.embed_tokens(ids)
-        positions = torch.arange(start, start + ids.shape[1], device=ids.device)[None]
-        mask = create_causal_mask(
-            config=self.inner.config, inputs_embeds=h, attention_mask=None, cache=cache, position_ids=positions
-        )
-        rotary = self.inner.rotary_emb(h, position_ids=positions)
-        for i, layer in enumerate(self.inner.layers[: self.inner.config.num_hidden_layers]):
-            with torch.set_grad_enabled(torch.is_grad_enabled() and i >= self.split):
-                h = layer(
-                    h,
-                    attention_mask=mask,
-                    position_embeddings=rotary,
-                    position_ids=positions,
-                    cache=cache,
-                    use_cache=True,
-                )
         return self.inner.norm(h)
 
     def logits(self, input_ids: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:

@@ -480,6 +480,7 @@ def main(argv: list[str] | None = None) -> int:
         "lr": args.lr,
         "rank": args.rank,
         "layers": args.layers or None,  # LoRA on the top N decoder layers; None: all
+        "base_prefix": args.base_prefix,  # trained with the prefix read by the base model (agent: not yet served)
         "alpha": args.alpha,
         "dropout": args.dropout,
         "batch_size": args.batch_size,

@@ -193,6 +193,7 @@ def merge_adapter(lm: PreTrainedModel, adapter_dir: Path) -> PreTrainedModel:
         raise ModelLoadError(
             f"Loading the adapter {adapter_dir} needs peft (pip install peft), or pass --adapter none"
         ) from e
+    _warn_base_prefix(adapter_dir)
     try:
         with warnings.catch_warnings():
             # peft (0.21) reads model.is_gradient_checkpointing, which transformers 5.24 deprecates with a
@@ -205,6 +206,25 @@ def merge_adapter(lm: PreTrainedModel, adapter_dir: Path) -> PreTrainedModel:
             f"{str(e)[:500]}"
         ) from e
     return merged
+
+
+def _warn_base_prefix(adapter_dir: Path) -> None:
+    """Warn when the adapter was trained with its prefix read by the base model (train_lora --base-prefix): merged,
+    it reads the prefix with the adapter on, which that training never saw (docs/training.md: it answers where it
+    should call a tool)."""
+    info = adapter_dir / "training_info.json"
+    try:
+        trained = json.loads(info.read_text(encoding="utf-8")).get("base_prefix") if info.is_file() else False
+    except (OSError, ValueError, AttributeError):
+        return  # an unreadable record says nothing about how it was trained; the adapter itself is checked below
+    if trained:
+        warnings.warn(
+            f"The adapter {adapter_dir} was trained with the prompt prefix read by the base model (--base-prefix); "
+            "this engine merges it, so the prefix is read with the adapter on and its tool choices degrade "
+            "(docs/training.md)",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def load_model(
