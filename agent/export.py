@@ -167,16 +167,22 @@ def export(
     name: str = "",
 ) -> dict[str, Path]:
     """Write the merged model folder to out and its GGUFs to out/gguf; return {"folder"|type: path}."""
-    from .engine.models import DEFAULT_NAME, TOOLS_FILE, load_model, resolve_adapter
+    from .engine.models import DEFAULT_NAME, TOOLS_FILE, load_model, resolve_adapter, trained_with_base_prefix
 
     unknown = [t for t in gguf if t not in GGUF_TYPES]
     if unknown:
         raise ValueError(f"unknown GGUF type(s) {unknown}; choose from {', '.join(GGUF_TYPES)}")
+    adapter_dir = resolve_adapter(adapter, model)
+    if adapter_dir is not None and trained_with_base_prefix(adapter_dir):
+        # One merged model reads its whole prompt with the adapter on: such an adapter then calls no tool (docs).
+        raise ExportError(
+            f"the adapter {adapter_dir} was trained with its prompt prefix read by the base model (--base-prefix); "
+            "a merged export cannot read it so: serve it with the local backend (python -m agent --adapter ...)"
+        )
     script = find_converter(converter) if gguf else None
     lm, _ = load_model(model, device="cpu", dtype=dtype, adapter=adapter)  # the adapter merged in float32
     save_model_folder(out, lm, base_name=model or f"HuggingFaceTB/{DEFAULT_NAME}")
     (out / INFO_FILE).write_text(json.dumps(export_info(model, adapter, dtype), indent=2) + "\n", encoding="utf-8")
-    adapter_dir = resolve_adapter(adapter, model)
     if adapter_dir is not None and (adapter_dir / TOOLS_FILE).is_file():  # the tool schemas it was trained on
         (out / TOOLS_FILE).write_bytes(plain_bytes(adapter_dir / TOOLS_FILE))
     written: dict[str, Path] = {"folder": out}

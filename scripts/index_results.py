@@ -159,6 +159,21 @@ RUNS: tuple[Run, ...] = (
             ("templated_dev", "eval/templated_dev.jsonl", "templated dev"),
         )
     ),
+    *(
+        Run(
+            f"recipe_base_prefix/base_read/{stem}",
+            f"recipe_base_prefix/base_read/{stem}",
+            cases,
+            "the same adapter (eval/results/recipe_base_prefix/adapter) with the prompt prefix read by the base model "
+            f"at inference too, as in its training (agent.engine.models.prefix_reader), {label}",
+            f"{EVAL} {cases} --adapter eval/results/recipe_base_prefix/adapter --max-steps 4 --threads 1",
+            training_info="recipe_base_prefix/training_info.json",
+        )
+        for stem, cases, label in (
+            ("freetext_dev", FREETEXT_DEV, "free-text dev"),
+            ("templated_dev", "eval/templated_dev.jsonl", "templated dev"),
+        )
+    ),
     # ---- archived: the history docs/training.md tells (git history keeps the files)
     Run("templated/stage1", "stage1", TEMPLATED, _stage(1), stage=1),
     Run("templated/stage1_grounded", "stage1_grounded", TEMPLATED, _stage(1, ", grounded names"), stage=1),

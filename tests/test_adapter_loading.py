@@ -29,22 +29,33 @@ def test_load_model_merges_an_adapter(tiny_model_dir, tiny_adapter):
     assert all(torch.equal(a, b) for a, b in zip(base.parameters(), auto.parameters(), strict=True))
 
 
-def test_an_adapter_trained_with_a_base_read_prefix_warns_when_merged(tmp_path, tiny_model_dir, tiny_adapter):
+def test_an_adapter_trained_with_a_base_read_prefix_keeps_the_base_model_to_read_the_prefix(
+    tmp_path, tiny_model_dir, tiny_adapter
+):
     import json
     import shutil
-    import warnings
 
-    from agent.engine.models import load_model
+    import torch
+
+    from agent.engine.generation import CachedGenerator
+    from agent.engine.models import ModelLoadError, load_model, prefix_reader
 
     folder = tmp_path / "adapter"
     shutil.copytree(tiny_adapter[0], folder)
     info = folder / "training_info.json"
     record = json.loads(info.read_text(encoding="utf-8")) if info.is_file() else {}
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", UserWarning)  # the plain adapter: no warning
-        load_model(str(tiny_model_dir), device="cpu", dtype="float32", adapter=str(folder))
+    plain, _ = load_model(str(tiny_model_dir), device="cpu", dtype="float32", adapter="none")
+    merged, tokenizer = load_model(str(tiny_model_dir), device="cpu", dtype="float32", adapter=str(folder))
+    assert prefix_reader(merged) is None and CachedGenerator(merged, tokenizer).prefix_model is None
     info.write_text(json.dumps(record | {"base_prefix": True}), encoding="utf-8")
-    with pytest.warns(UserWarning, match="read by the base model"):
+    merged, tokenizer = load_model(str(tiny_model_dir), device="cpu", dtype="float32", adapter=str(folder))
+    base = prefix_reader(merged)
+    assert base is not None and CachedGenerator(merged, tokenizer).prefix_model is base
+    weights = dict(plain.named_parameters())
+    assert all(torch.equal(p, weights[n]) for n, p in base.named_parameters())  # the plain model's own weights
+    assert not all(torch.equal(p, weights[n]) for n, p in merged.named_parameters())  # the merged one differs
+    info.write_text("{not json", encoding="utf-8")
+    with pytest.raises(ModelLoadError, match="training_info.json: not a readable training record"):
         load_model(str(tiny_model_dir), device="cpu", dtype="float32", adapter=str(folder))
 
 

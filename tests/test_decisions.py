@@ -139,6 +139,8 @@ def test_a_base_prefix_gives_the_loss_of_the_prefix_read_with_the_adapter_off(ti
     prefix = trainer.shared_prefix
     assert prefix is not None and prefix.base and len(prefix) > 64
     n = len(prefix)
+    # it ends where the agent's prefix cache ends (the block boundary before "@PATIENT"), the engine reads just that
+    assert tok.decode(prefix.ids[0]).endswith("\n\n") and tok.decode(trainer.train_dataset["input_ids"][0][n]) == "@"
     peft_model.train()
     for example in list(trainer.get_train_dataloader())[:2]:
         batch = trainer._prepare_inputs(example)

@@ -74,7 +74,8 @@ def test_N_D1_paracetamol_under_3_months_is_avoided_and_sends_a_fever_to_a_docto
     out = verdict(drug, age_months=months)
     assert out["verdict"] == "avoid"
     assert any("same day" in r["text"] for r in out["reasons"]), out["reasons"]
-    assert verdict(drug, age_months=4)["verdict"] == "ok"
+    older = verdict(drug, age_months=4)  # from 3 months paracetamol suits; a tablet form keeps its own band (N-I4)
+    assert older["verdict"] == "ok" or all("tablet" in r["text"] for r in older["reasons"]), older
 
 
 @pytest.mark.parametrize(
@@ -310,6 +311,27 @@ def test_N_I4_topical_gel_sedating_antihistamines_and_form_age_bands():
     assert verdict("Avil", age_years=8)["verdict"] == "ok"
 
 
+def test_N_I4_every_solid_form_sold_beside_a_liquid_has_its_own_age_band():
+    """The rule for all records: a product sold as a liquid and as tablets gives each tablet its own age (unless the
+    product's own is already 12), and an age its source names for a form is that form's band."""
+    from agent.pharmacy.tools import LIQUID_FORMS
+
+    for product in DB.products.values():
+        forms = product["presentations"]
+        solid = [p for p in forms if p["form"] not in LIQUID_FORMS]
+        if solid and len(solid) < len(forms) and product.get("min_age_years", 0) < 12:
+            assert all("min_age_years" in p for p in solid), product["brand"]
+        for form, age in re.findall(r"(tablet|syrup|solution|suspension) from (\d+)", product["source"]):
+            named = [p for p in forms if form in p["form"] or (form == "solution" and p["form"] == "oral_solution")]
+            assert named and all(p.get("min_age_years", product.get("min_age_years")) == int(age) for p in named), (
+                product["brand"],
+                form,
+            )
+    zyrtec = verdict("Zyrtec", age_years=3)
+    assert zyrtec["verdict"] == "caution" and "tablet" in zyrtec["reasons"][0]["text"]
+    assert verdict("Zyrtec", age_years=7)["verdict"] == "ok"
+
+
 def test_N_I5_citations_and_management_per_level():
     found = pair(["Coumadin", "Coraspin"])
     assert any(s["source"].startswith("ANSM thesaurus, October 2020 edition: ") for s in found["sources"])
@@ -390,6 +412,16 @@ def test_N_I8_a_dose_from_tablets_is_whole_tablets(weight, age):
     taken = out["per_dose_mg_as_units"]
     assert taken % 500 == 0 and 0 < taken <= out["per_dose_mg"] and out["per_dose_mg"] - taken < 500
     assert out["per_dose_units"] == taken // 500 and out["unit_strength"] == "500 mg tablet"
+
+
+@pytest.mark.parametrize("language", ["tr", "en"])
+def test_N_I8_the_dose_answer_says_the_tablets_to_take(language):
+    from agent.pharmacy.answers import dose_answer
+
+    text, mention = dose_answer(calculate_dose("Parol", 42, 14, language=language), language, "Parol")
+    assert "1 × 500 mg tablet (500 mg;" in text and "630 mg" in text and mention == ["630 mg"]
+    liquid, _ = dose_answer(calculate_dose("Parol", 12, 2, language=language), language, "Parol")
+    assert "×" not in liquid and "7.5 mL" in liquid  # a child's syrup: the mL, no tablets
 
 
 # ---------------------------------------------------------------- first review, partly fixed

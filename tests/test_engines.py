@@ -126,6 +126,13 @@ def test_export_says_what_is_missing(tmp_path):
         export(tmp_path / "out", converter=tmp_path / "nowhere.py")
     with pytest.raises(ValueError, match="unknown GGUF type"):
         export(tmp_path / "out", gguf=("q3_x",))
+    base_read = tmp_path / "adapter"  # an adapter whose prefix the base model read in training: not mergeable
+    base_read.mkdir()
+    (base_read / "adapter_config.json").write_text("{}", encoding="utf-8")
+    (base_read / "training_info.json").write_text('{"base_prefix": true}', encoding="utf-8")
+    with pytest.raises(ExportError, match="read by the base model"):
+        export(tmp_path / "out", adapter=str(base_read))
+    assert not (tmp_path / "out").exists()
 
 
 def _repo_files(root: Path) -> Path:

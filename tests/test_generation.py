@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -536,3 +537,36 @@ def test_prompt_is_encoded_as_it_tokenizes_before_the_next_block(tiny):
     # When the next text merges into the prompt's last token there is no clean cut: plain encoding.
     merged = "Parol ağrı kesici"
     assert generator.encode(merged[:-1], merged[-1]) == tokenizer(merged[:-1], add_special_tokens=False)["input_ids"]
+
+
+def test_a_prefix_model_reads_the_prefix_and_the_model_the_rest(tiny):
+    """A base-prefix adapter (train_lora --base-prefix): the base model reads the cached prefix, the merged model
+    every later token; the steps equal a hand-run pass of exactly that, and differ from the merged model alone."""
+    from transformers import DynamicCache
+
+    base, tokenizer = tiny
+    merged = copy.deepcopy(base)
+    with torch.no_grad():
+        for p in merged.model.layers[-1].parameters():
+            p.add_(torch.randn_like(p, generator=torch.Generator().manual_seed(1)) * 0.05)
+    prefix = PROMPT[: PROMPT.index("@PATIENT")]
+    generator = CachedGenerator(merged, tokenizer, prefix_model=base)
+    assert generator.cache_prefix(prefix, "@") > 0
+    ids = generator.encode(PROMPT)
+    n = len(generator.encode(prefix, "@"))
+
+    cache = DynamicCache(config=base.config)
+    with torch.no_grad():
+        base(input_ids=torch.tensor([ids[:n]]), cache=cache, use_cache=True)
+        logits = merged(input_ids=torch.tensor([ids[n:]]), cache=cache, use_cache=True).logits[0, -1]
+        expected = []
+        for _ in range(12):
+            expected.append(int(logits.argmax()))
+            logits = merged(input_ids=torch.tensor([[expected[-1]]]), cache=cache, use_cache=True).logits[0, -1]
+    first = generator.generate(PROMPT, max_new_tokens=12)
+    assert first.token_ids[: len(expected)] == expected[: first.decoded_tokens]
+    generator.reset()  # the next conversation starts from the base-read snapshot
+    again = generator.generate(PROMPT, max_new_tokens=12)
+    assert again.cached_tokens == n and again.token_ids == first.token_ids
+    merged_only = CachedGenerator(merged, tokenizer).generate(PROMPT, max_new_tokens=12)
+    assert merged_only.token_ids != first.token_ids

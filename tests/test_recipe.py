@@ -227,8 +227,9 @@ def test_checkpoints_of_another_recipe_are_not_continued(tmp_path, tiny_model_di
 # Re-frozen a second time for the drug review 2 (issue 40), whose name rules change four cases' key fact and no
 # question: a made-up name is no longer offered a medicine that only shares letters ("Lutrexa": Lustral is now "not
 # found"), and "sertra" is offered Sertraline, not Septra. The committed adapter's rows in docs/training.md are
-# rescored on it.
-TEMPLATED_TEST_SHA256 = "b0f19b3e446a1e18ee54b645a3cad89016cb373731adf50d064503101bf69fda"
+# rescored on it. A third time for the same review's form bands (N-I4): the Aerius tablet is from 12 years, so one
+# case's key fact ("4 yaş için Aerius sakıncalı mı?") is "caution" (use the syrup), no longer "ok"; no question changed.
+TEMPLATED_TEST_SHA256 = "7b40a48582920f45f652287b50b23fe2e317929b404571056402d4b3f7065ec4"
 
 
 def test_the_templated_split_is_what_the_script_writes_and_test_is_frozen():

@@ -224,6 +224,10 @@ def use_shared_prefix(trainer, layers: int, base: bool = False) -> None:
     first_loss = [m.index(1) if masks else len(x) for x, m in zip(ids, masks or ids, strict=True)]
     # - 1: the position that predicts the first loss token is the example's own (the adapter acts there)
     n = common_prefix(ids, min(first_loss) - 1)
+    if base:  # end where the agent's prefix cache ends, at a block boundary: the engine's base model reads just that
+        tokenizer = trainer.processing_class
+        while n > 0 and not tokenizer.decode(ids[0][:n]).endswith("\n\n"):
+            n -= 1
     if n < 64:
         return
     total = trainer.model.get_base_model().config.num_hidden_layers

@@ -371,9 +371,15 @@ class CachedGenerator:
     # Prefix snapshots kept on disk too, for the next process (agent.engine.prefix_store); None: in memory only.
     prefix_store: PrefixStore | None = None
 
-    def __init__(self, model, tokenizer) -> None:
+    def __init__(self, model, tokenizer, prefix_model=None) -> None:
+        """prefix_model: the model that reads the prefix snapshots (cache_prefix) from position 0, model the rest;
+        None: agent.engine.models.prefix_reader(model) (the base model of an adapter trained with a base-read
+        prefix), else model itself."""
+        from .models import prefix_reader
+
         self.model = model
         self.tokenizer = tokenizer
+        self.prefix_model = prefix_model if prefix_model is not None else prefix_reader(model)
         self.eos_token_ids = eos_token_ids(model, tokenizer)
         self._cache: Any = None
         self._cached_ids: list[int] = []  # the ids whose keys/values the cache holds, in order
@@ -476,7 +482,8 @@ class CachedGenerator:
         ):
             return None
         h = hashlib.sha256()
-        for name, tensor in self.model.state_dict().items():
+        # The weights that wrote the snapshot: the prefix model's when there is one (its state is that model's own).
+        for name, tensor in (self.prefix_model or self.model).state_dict().items():
             flat = tensor.detach().reshape(-1)
             sample = flat[:: max(1, flat.numel() // 1024)][:1024].float().cpu()
             h.update(f"{name}{tuple(tensor.shape)}{tensor.dtype}".encode())
@@ -670,7 +677,11 @@ class CachedGenerator:
         ]
         if pending:
             prefix = max(pending, key=len)
-            if cached < len(prefix):
+            if self.prefix_model is not None:  # the prefix as its own model reads it, from position 0
+                self._cache, self._cached_ids = self._new_cache(), []
+                self._forward(list(prefix), self.prefix_model)
+                cached = len(prefix)
+            elif cached < len(prefix):
                 self._forward(list(prefix[cached:]))
                 cached = len(prefix)
             self._prefixes[prefix] = self._snapshot(len(prefix))
@@ -732,11 +743,12 @@ class CachedGenerator:
             if kept:
                 self._forward(kept)
 
-    def _forward(self, new_ids: list[int]) -> torch.Tensor:
-        """Run new_ids through the model on top of the cache; return the last position's logits."""
+    def _forward(self, new_ids: list[int], model=None) -> torch.Tensor:
+        """Run new_ids through the model (or another of the same shape) on top of the cache; return the last
+        position's logits."""
         input_ids = torch.tensor([new_ids], device=self.model.device)
         # `cache=` is transformers 5's name for past_key_values; the DynamicCache grows in place.
-        out = self.model(input_ids=input_ids, cache=self._cache, use_cache=True, logits_to_keep=1)
+        out = (model or self.model)(input_ids=input_ids, cache=self._cache, use_cache=True, logits_to_keep=1)
         self._cached_ids.extend(new_ids)
         return out.logits[0, -1]
 

@@ -8,6 +8,7 @@ import shutil
 import sys
 import uuid
 import warnings
+import weakref
 from pathlib import Path
 
 import torch
@@ -193,7 +194,6 @@ def merge_adapter(lm: PreTrainedModel, adapter_dir: Path) -> PreTrainedModel:
         raise ModelLoadError(
             f"Loading the adapter {adapter_dir} needs peft (pip install peft), or pass --adapter none"
         ) from e
-    _warn_base_prefix(adapter_dir)
     try:
         with warnings.catch_warnings():
             # peft (0.21) reads model.is_gradient_checkpointing, which transformers 5.24 deprecates with a
@@ -208,23 +208,28 @@ def merge_adapter(lm: PreTrainedModel, adapter_dir: Path) -> PreTrainedModel:
     return merged
 
 
-def _warn_base_prefix(adapter_dir: Path) -> None:
-    """Warn when the adapter was trained with its prefix read by the base model (train_lora --base-prefix): merged,
-    it reads the prefix with the adapter on, which that training never saw (docs/training.md: it answers where it
-    should call a tool)."""
+def trained_with_base_prefix(adapter_dir: Path) -> bool:
+    """Whether the adapter was trained with the prompt's fixed prefix read by the base model (train_lora
+    --base-prefix, its training_info.json): then the base model must read that prefix at inference too."""
     info = adapter_dir / "training_info.json"
     try:
-        trained = json.loads(info.read_text(encoding="utf-8")).get("base_prefix") if info.is_file() else False
-    except (OSError, ValueError, AttributeError):
-        return  # an unreadable record says nothing about how it was trained; the adapter itself is checked below
-    if trained:
-        warnings.warn(
-            f"The adapter {adapter_dir} was trained with the prompt prefix read by the base model (--base-prefix); "
-            "this engine merges it, so the prefix is read with the adapter on and its tool choices degrade "
-            "(docs/training.md)",
-            UserWarning,
-            stacklevel=3,
-        )
+        return bool(json.loads(info.read_text(encoding="utf-8")).get("base_prefix")) if info.is_file() else False
+    except (OSError, ValueError, AttributeError) as e:
+        raise ModelLoadError(f"{info}: not a readable training record ({e})") from e
+
+
+# model -> the plain base model that reads its prompt prefix (load_model, for a base-prefix adapter). A side table,
+# not an attribute: a module set on a module becomes its submodule, and its weights would go into every save.
+_PREFIX_READERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def prefix_reader(model: PreTrainedModel) -> PreTrainedModel | None:
+    """The model that reads the fixed prompt prefix for model: the base model when load_model merged an adapter
+    trained with a base-read prefix (trained_with_base_prefix), else None (model reads it itself)."""
+    try:
+        return _PREFIX_READERS.get(model)
+    except TypeError:  # not weak-referenceable (None, a test's stand-in): nothing was registered for it
+        return None
 
 
 def load_model(
@@ -236,7 +241,8 @@ def load_model(
     """Load (model, tokenizer) in eval mode from a Hub id or local folder; None = bundled SmolLM2.
 
     adapter: "auto" (default) merges the repo's PPSF LoRA adapter (``adapter/``) into the default model when it
-    is there; None or "none" loads the plain model; a folder merges that PEFT adapter into any model.
+    is there; None or "none" loads the plain model; a folder merges that PEFT adapter into any model. An adapter
+    trained with a base-read prefix also keeps the plain model, as prefix_reader(returned model).
     """
     torch_device = resolve_device(device)
     torch_dtype = resolve_dtype(dtype, torch_device)
@@ -256,6 +262,12 @@ def load_model(
         tokenizer = AutoTokenizer.from_pretrained(source)
     except (OSError, ValueError, KeyError) as e:
         raise ModelLoadError(f"Could not load a causal LM and tokenizer from {str(source)!r}: {e}") from e
+    base = None
+    if adapter_dir is not None and trained_with_base_prefix(adapter_dir):
+        # The merged weights and the plain ones, both: a second copy in memory (0.5 GB for the default model) buys
+        # a decode as fast as the base model's, where an unmerged adapter switched off for the prefix would not.
+        base = AutoModelForCausalLM.from_pretrained(source, dtype=torch_dtype)
+        base.to(torch_device).eval().requires_grad_(False)
     if adapter_dir is not None:
         try:
             lm = merge_adapter(lm, adapter_dir)
@@ -266,7 +278,9 @@ def load_model(
             # replaced or test model): say so and serve the plain model rather than fail. peft injected LoRA
             # layers into lm before the load failed, so the model is read again.
             print(f"warning: not applying the PPSF adapter: {e}", file=sys.stderr)
-            lm = AutoModelForCausalLM.from_pretrained(source, dtype=torch_dtype)
+            lm, base = AutoModelForCausalLM.from_pretrained(source, dtype=torch_dtype), None
         lm = lm.to(torch_dtype)
     lm.to(torch_device).eval().requires_grad_(False)
+    if base is not None:
+        _PREFIX_READERS[lm] = base
     return lm, tokenizer

@@ -228,15 +228,23 @@ def dose_answer(result: dict, lang: str, asked: str) -> tuple[str, list[str]]:
     cap = ""
     if result["cap_applied"]:
         cap = " Doz üst sınıra göre sınırlandı." if lang == "tr" else " The dose was capped at the label's limit."
+    # What to take, when the product's tablets fit the dose (never rounded up: 630 mg by weight is one 500 mg tablet).
+    if "per_dose_units" in result:
+        n, unit, taken = result["per_dose_units"], result["unit_strength"], result["per_dose_mg_as_units"]
+        limit = "" if taken == mg else (f"; kiloya göre en fazla {mg} mg" if lang == "tr" else f"; {mg} mg by weight")
+        amount = f"{n} × {unit} ({taken:g} mg{limit})"
+    else:
+        amount = f"{mg} mg{ml}"
+    note = f" {result['unit_note']}" if "unit_note" in result else ""
     if lang == "tr":
         text = (
-            f"{drug}: tek doz {mg} mg{ml}, {every:g} saatte bir, günde en fazla {times} kez "
-            f"(günlük en fazla {daily} mg).{cap} {result['disclaimer']}"
+            f"{drug}: tek doz {amount}, {every:g} saatte bir, günde en fazla {times} kez "
+            f"(günlük en fazla {daily} mg).{cap}{note} {result['disclaimer']}"
         )
     else:
         text = (
-            f"{drug}: {mg} mg per dose{ml}, every {every:g} hours, at most {times} times a day "
-            f"(no more than {daily} mg a day).{cap} {result['disclaimer']}"
+            f"{drug}: {amount} per dose, every {every:g} hours, at most {times} times a day "
+            f"(no more than {daily} mg a day).{cap}{note} {result['disclaimer']}"
         )
     return text, [f"{mg} mg"]
 
