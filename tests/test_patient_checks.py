@@ -164,7 +164,8 @@ def test_ages_are_taken_as_written_and_converted_by_the_tool(kwargs, years, show
 def test_months_reach_the_age_checks():
     young = check_contraindications("Nurofen", age_months=2, language="en")
     assert young["verdict"] == "avoid" and "3 months" in young["reasons"][0]["text"]
-    assert check_contraindications("Nurofen", age_months=8)["verdict"] == "ok"
+    older = check_contraindications("Nurofen", age_months=8)  # the suspension suits; its tablets are from 12 (N-I4)
+    assert older["verdict"] == "ok" or all("tablet" in r["text"] for r in older["reasons"]), older
     assert calculate_dose("Nurofen", 5, age_months=2)["refer_to_doctor"] is True
 
 
