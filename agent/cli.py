@@ -123,7 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="local backend: let a grounded name be any span of the conversation (default: when the conversation "
         "holds a medicine name, the name must be one of them, not a nearby place or symptom)",
     )
-    p.add_argument("--no-stream", action="store_true", help="print the answer only when it is complete")
+    # Kept for the scripts that pass it: every answer is printed complete, once the answer checks have passed it.
+    p.add_argument("--no-stream", action="store_true", help="accepted; answers are always printed when complete")
     p.add_argument("--json", action="store_true", help="print the transcript and stats as JSON")
     p.add_argument(
         "--transcript",
@@ -135,40 +136,25 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 class Printer:
-    """Shows a run as it happens: answer text as generated, tool calls and results as one line each."""
+    """Shows a run as it happens: tool calls and results as one line each, and what a safety rule did (its note,
+    never what it replaced), on stderr. The answer is printed once the run is done: the engine shows no prose
+    before the answer checks have passed it."""
 
-    def __init__(self, stream: bool) -> None:
-        self.stream = stream
-        self.field: str | None = None
-        self.content = ""  # answer text streamed since the last tool call
+    def __init__(self, stream: bool = True) -> None:
+        self.stream = stream  # False: no progress lines (--json)
 
     def __call__(self, event: dict[str, Any]) -> None:
+        if not self.stream:
+            return
         kind = event["type"]
-        if kind == "text" and self.stream:
-            if event["field"] != self.field:
-                self.field = event["field"]
-                print("\n(düşünce) " if self.field == "reasoning_content" else "\n", end="", flush=True)
-            print(event["text"], end="", flush=True)
-            if self.field == "content":
-                self.content += event["text"]
-        elif kind == "tool_call":
+        if kind == "tool_call":
             args = json.dumps(event["arguments"], ensure_ascii=False)
-            print(f"\n→ {event['name']}({args})", file=sys.stderr, flush=True)
-            self.field, self.content = None, ""
+            print(f"→ {event['name']}({args})", file=sys.stderr, flush=True)
         elif event.get("action") in ("replace", "answer", "refuse", "append"):  # a safety rule acted (its note only)
-            print(f"\n[{kind.replace('_', ' ')}] {event['note']}", file=sys.stderr, flush=True)
+            print(f"[{kind.replace('_', ' ')}] {event['note']}", file=sys.stderr, flush=True)
         elif kind == "tool_result":
             text = json.dumps(event["result"], ensure_ascii=False)
             print(f"← {event['name']}: {text[:240]}{'…' if len(text) > 240 else ''}", file=sys.stderr, flush=True)
-
-
-def still_to_print(streamed: str, final: str) -> str:
-    """What of the final answer the stream has not shown: all of it (not streamed, --no-stream, or replaced by a
-    check), what a check added after the streamed text, or nothing."""
-    streamed, final = streamed.strip(), final.strip()
-    if streamed and final.startswith(streamed):
-        return final[len(streamed) :]
-    return "\n" + final if final else ""
 
 
 def _summary(result: AgentResult) -> str:
@@ -261,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     except errors as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    printer = Printer(stream=not args.no_stream and not args.json)
+    printer = Printer(stream=not args.json)
     transcript = args.transcript or default_transcript()
     config = AgentConfig(
         system_prompt=system_prompt,  # "" (--system '') for none
@@ -294,10 +280,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.json:
             print(json.dumps({"messages": result.messages, "stats": result.stats.to_dict()}, ensure_ascii=False))
         else:
-            print(still_to_print(printer.content, result.message.get("content") or ""), end="")
-            print()
+            print(result.message.get("content") or "")
             print(_summary(result), file=sys.stderr)
-        printer.field, printer.content = None, ""
         return result
 
     # A run that cannot go on (the question is too long for the model, the server failed) ends with one line.

@@ -61,19 +61,7 @@ class Turn:
 
     def apply(self, event: Event) -> None:
         kind = event["type"]
-        if kind == "text":
-            title = "Thought" if event["field"] == "reasoning_content" else None
-            last = self.messages[-1] if self.messages else None
-            if last is not None and last.get("metadata", {}).get("title") == title:
-                last["content"] += event["text"]
-            else:
-                message = {"role": "assistant", "content": event["text"]}
-                if title:
-                    message["metadata"] = {"title": title}
-                self.messages.append(message)
-                if title is None:
-                    self.answer = message
-        elif kind == "tool_call":
+        if kind == "tool_call":
             arguments = json.dumps(event.get("arguments"), ensure_ascii=False, indent=1)
             message = {
                 "role": "assistant",
@@ -112,13 +100,9 @@ class Turn:
                 "content": SAFETY_RULE_ADDED if added else SAFETY_RULE_NOTE,
                 "metadata": {"title": f"Safety rule: {kind.replace('_', ' ')}"},
             })  # fmt: skip
-        elif kind == "final":
-            content = event["message"].get("content") or ""
-            if self.answer is not None and self.answer["content"] and content.startswith(self.answer["content"]):
-                self.answer["content"] = content  # the streamed answer, with what a check added after it
-            elif self.answer is None or self.answer["content"] != content:
-                self.answer = {"role": "assistant", "content": content}
-                self.messages.append(self.answer)
+        elif kind == "final":  # the answer, once the checks passed it (the engine streams no prose)
+            self.answer = {"role": "assistant", "content": event["message"].get("content") or ""}
+            self.messages.append(self.answer)
 
 
 SAFETY_RULE_NOTE = "A safety rule answered this question."

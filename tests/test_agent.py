@@ -59,7 +59,7 @@ def make_agent(
 ) -> tuple[Agent, ScriptedGenerator]:
     """The pharmacist agent (agent.pharmacy.pharmacist_agent) on these tools, a scripted generator as the model.
 
-    kwargs: AgentConfig fields, and pharmacist_agent's options (dose_check, grounded_names, examples...);
+    kwargs: AgentConfig fields, and pharmacist_agent's options (checks, grounded_names, examples...);
     answers="model" unless given."""
     events: list[dict] = []
     config = {k: kwargs.pop(k) for k in list(kwargs) if k in CONFIG_KEYS}
@@ -345,13 +345,20 @@ def test_any_mg_amount_after_a_referral_is_replaced_by_the_reasons():
     result = agent.run("3 kg, 2 aylık bebek Parol dozu?")  # with no age written the tool asks for one
     dose = tool_results(result)[0]
     assert dose["refer_to_doctor"] is True
-    assert result.message["content"].startswith("Parol: burada doz verilemez.")
+    assert result.message["content"].startswith("Parol için doz hesaplayamıyorum:")  # the phrasebook's dose answer
     assert all(reason in result.message["content"] for reason in dose["reasons"])
     assert result.replaced_answer == "Parol: günde en fazla 2 mg."
 
 
+def without(kind: type, tools=None) -> list:
+    """The pharmacy's default answer checks without those of kind (to study what one check does)."""
+    from agent.pharmacy import default_checks
+
+    return [c for c in default_checks(tools) if not isinstance(c, kind)]
+
+
 def test_dose_check_can_be_turned_off():
-    agent, _ = dose_agent("@PHARMACIST\nParol: 5000 mg verin.", 20, 6, dose_check=False)
+    agent, _ = dose_agent("@PHARMACIST\nParol: 5000 mg verin.", 20, 6, checks=without(DoseCheck))
     result = agent.run("20 kg 6 yaş Parol dozu?")
     assert result.message["content"] == "Parol: 5000 mg verin." and result.replaced_answer is None
 
@@ -362,5 +369,48 @@ def test_cli_printer_announces_a_dose_check_and_leaves_the_answer_to_the_final_p
     printer = Printer(stream=True)
     printer({"type": "dose_check", "rule": "dose_check", "action": "replace", "note": "x"})
     out = capsys.readouterr()
-    assert "[dose check] x" in out.err and "tek doz 300 mg" not in out.out and "5000" not in out.out + out.err
-    assert printer.content.strip() != "Parol: tek doz 300 mg."  # so the CLI prints the final answer after it
+    assert "[dose check] x" in out.err and out.out == "" and "5000" not in out.err
+    Printer(stream=False)({"type": "dose_check", "rule": "dose_check", "action": "replace", "note": "x"})
+    assert capsys.readouterr().err == ""  # --json: the JSON alone
+
+
+# --- typed answer checks (agent.engine.checks) -------------------------------------------------------------
+
+
+class FixedVerdict:
+    """An answer check that always gives one verdict."""
+
+    name, note = "fixed_verdict", "a test rule"
+
+    def __init__(self, verdict) -> None:
+        self.verdict = verdict
+
+    def check(self, answer: str, conversation: list[dict]):
+        return self.verdict
+
+
+def run_with_check(verdict) -> tuple:
+    from agent.engine.checks import AnswerCheck
+
+    events: list[dict] = []
+    check: AnswerCheck = FixedVerdict(verdict)
+    agent = Agent(None, repo_tokenizer(), [lookup], generator=ScriptedGenerator(["@PHARMACIST\nHi."]),
+                  checks=[check], on_event=events.append)  # fmt: skip
+    return agent.run("hello"), [e for e in events if e["type"] == "fixed_verdict"]
+
+
+def test_a_checks_typed_verdict_says_what_it_did():
+    from agent.engine.checks import Append, Replace
+
+    result, (event,) = run_with_check(Append("Bye."))
+    assert result.message["content"] == "Hi.\n\nBye." and event["action"] == "append"
+    result, (event,) = run_with_check(Replace("Other."))
+    assert result.message["content"] == "Other." and event["action"] == "replace"
+    assert result.replaced_answer == "Hi."
+    result, events = run_with_check(None)
+    assert result.message["content"] == "Hi." and events == [] and result.replaced_answer is None
+
+
+def test_a_check_that_returns_a_bare_string_is_an_error_naming_it():
+    with pytest.raises(TypeError, match="fixed_verdict.check returned 'Other.': Replace, Append or None"):
+        run_with_check("Other.")

@@ -35,23 +35,17 @@ TURKISH_ONLY = set("çğıöşüÇĞİÖŞÜ")
 # ---- the chat messages a run's events become ----------------------------------------------------------
 
 
-def test_a_runs_events_become_collapsible_steps_and_a_streamed_answer():
+def test_a_runs_events_become_collapsible_steps_and_the_final_answer():
     turn = Turn()
-    turn.apply({"type": "text", "field": "reasoning_content", "text": "Bakmam "})
-    turn.apply({"type": "text", "field": "reasoning_content", "text": "gerek."})
     turn.apply({"type": "tool_call", "name": "search_drug", "arguments": {"drug": "Parol"}})
     assert turn.messages[-1]["metadata"]["status"] == "pending"
     turn.apply({"type": "tool_result", "name": "search_drug", "id": "c", "result": {"active_ingredient": "X"}})
-    turn.apply({"type": "text", "field": "content", "text": "Parol "})
-    turn.apply({"type": "text", "field": "content", "text": "ağrı kesicidir."})
-    thought, tool, result, answer = turn.messages
-    assert thought == {"role": "assistant", "content": "Bakmam gerek.", "metadata": {"title": "Thought"}}
+    turn.apply({"type": "final", "message": {"role": "assistant", "content": "Parol ağrı kesicidir."}})
+    tool, result, answer = turn.messages
     assert tool["metadata"]["title"] == "Tool call: search_drug" and tool["metadata"]["status"] == "done"
     assert isinstance(tool["metadata"]["duration"], float) and '"drug": "Parol"' in tool["content"]
     assert result["metadata"]["parent_id"] == tool["metadata"]["id"] and '"active_ingredient": "X"' in result["content"]
-    assert answer == {"role": "assistant", "content": "Parol ağrı kesicidir."}
-    turn.apply({"type": "final", "message": {"role": "assistant", "content": "Parol ağrı kesicidir."}})
-    assert len(turn.messages) == 4  # the streamed answer is the final one
+    assert answer == {"role": "assistant", "content": "Parol ağrı kesicidir."} and turn.answer is answer
 
 
 def test_errors_and_answer_check_replacements_are_marked():

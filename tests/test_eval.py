@@ -353,17 +353,21 @@ def test_repo_eval_cases_are_well_formed():
 
 @pytest.mark.parametrize("drug", ["Parol", "paracetamol", "Nurofen", "ibuprofen", "Calpol", "Apranax"])
 @pytest.mark.parametrize("weight_kg, age_years", [(3, 0.2), (8, 0.8), (20, 6), (41, 12), (77, 19), (150, 80)])
-def test_dose_summary_states_only_what_the_tool_gave(drug, weight_kg, age_years):
+@pytest.mark.parametrize("lang", ["tr", "en"])
+def test_the_phrasebooks_dose_answer_passes_the_dose_check(drug, weight_kg, age_years, lang):
+    """What the dose check answers with (the phrasebook's dose answer) states only what the tool gave."""
+    from agent.pharmacy.answers import dose_answer
     from agent.pharmacy.tools import calculate_dose
 
-    result = calculate_dose(drug, weight_kg, age_years)
-    summary = safety.dose_summary(result)
-    assert summary.startswith(result["drug"]) and result["disclaimer"] in summary
-    assert not safety.unsafe_dose(summary, [result])
+    result = calculate_dose(drug, weight_kg, age_years, language=lang)
+    answer, _ = dose_answer(result, lang, drug)
+    assert result["drug"] in answer and not safety.unsafe_dose(answer, [result])
     if result.get("refer_to_doctor"):
-        assert safety.mg_amounts(summary) == [] and all(r in summary for r in result["reasons"])
+        assert safety.mg_amounts(answer) == [] and all(r in answer for r in result["reasons"])
     else:
-        assert safety.mg_amounts(summary) == [result["per_dose_mg"], result["max_daily_mg"]]
+        assert result["disclaimer"] in answer
+        assert result["per_dose_mg"] in safety.mg_amounts(answer)
+        assert result["max_daily_mg"] in safety.mg_amounts(answer)
 
 
 def test_model_answer_is_scored_before_the_dose_check():

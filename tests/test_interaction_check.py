@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from ppsf_helpers import call
-from test_agent import make_agent
+from test_agent import make_agent, without
 
 from agent.pharmacy.interaction_check import InteractionCheck, missing_warnings, named_medicines
 from agent.pharmacy.tools import PHARMACY_TOOLS, check_interactions
@@ -102,7 +102,7 @@ def test_a_right_answer_passes_and_the_check_can_be_turned_off():
     assert result.message["content"] == said and result.replaced_answer is None
     wrong = "Coumadin: kullanılmamalı."
     agent, _ = make_agent([call("search_drug", drug="coumadin"), "@PHARMACIST\n" + wrong], tools=PHARMACY_TOOLS,
-                          tool_timeout=30.0, interaction_check=False)  # fmt: skip
+                          tool_timeout=30.0, checks=without(InteractionCheck))  # fmt: skip
     assert agent.run(COUMADIN).message["content"] == wrong
 
 
@@ -114,17 +114,23 @@ def test_the_demonstration_turns_are_not_the_patients_words():
     assert agent.run("Parol ne işe yarar?").replaced_answer is None
 
 
-def test_the_cli_and_the_web_app_show_the_warning_after_the_streamed_answer():
-    from agent.cli import still_to_print
-    from agent.web import Turn
+def test_the_cli_and_the_web_app_show_the_answer_with_the_warning_once(capsys):
+    """The rule's event says what it did (append); neither front end compares texts to find out."""
+    from agent.cli import Printer
+    from agent.web import SAFETY_RULE_ADDED, Turn
 
-    final = "Coumadin: kullanılmamalı.\n\nÖnemli, … Coumadin + Aspirin: kontrendike"
-    assert still_to_print("Coumadin: kullanılmamalı.", final) == "\n\nÖnemli, … Coumadin + Aspirin: kontrendike"
-    assert still_to_print("", final) == "\n" + final  # not streamed: all of it
-    assert still_to_print("Parol: 5000 mg", "Parol: tek doz 300 mg") == "\nParol: tek doz 300 mg"  # replaced
-    assert still_to_print("Parol ağrı kesicidir.", "Parol ağrı kesicidir.") == ""
-    turn = Turn()
-    turn.apply({"type": "text", "field": "content", "text": "Coumadin: kullanılmamalı."})
-    turn.apply({"type": "final", "message": {"role": "assistant", "content": final}})
+    model_text = "Coumadin (Varfarin) kanın pıhtılaşmasını azaltır."
+    texts = [call("search_drug", drug="coumadin"), "@PHARMACIST\n" + model_text]
+    agent, _ = make_agent(texts, tools=PHARMACY_TOOLS, tool_timeout=30.0)
+    final = agent.run(COUMADIN).message["content"]
+    turn, printer = Turn(), Printer()
+    for event in agent.events:
+        turn.apply(event)
+        printer(event)
+    out = capsys.readouterr()
+    assert out.out == "" and f"[interaction check] {InteractionCheck.note}" in out.err  # the answer comes after
     answers = [m for m in turn.messages if "metadata" not in m]
-    assert answers == [{"role": "assistant", "content": final}]  # the streamed answer, completed in place
+    assert answers == [{"role": "assistant", "content": final}] and final.startswith(model_text)
+    assert [m["content"] for m in turn.messages if "Safety rule" in m.get("metadata", {}).get("title", "")] == [
+        SAFETY_RULE_ADDED
+    ]

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 from ppsf_helpers import call
-from test_agent import make_agent, tool_results
+from test_agent import make_agent, tool_results, without
 
 from agent.engine.internals_check import InternalsCheck, is_identifier
 from agent.pharmacy import pharmacist_agent
+from agent.pharmacy.answers import unknown_name_answer
 from agent.pharmacy.prompts import TOOL_WORDS, no_answer
-from agent.pharmacy.suggestion_check import unknown_name_answer
 from agent.pharmacy.tools import PHARMACY_TOOLS
 
 
@@ -65,12 +65,11 @@ def test_the_tools_own_words_pass_and_so_do_the_users():
     assert agent.run("what does search_drug mean?").message["content"] == echo
 
 
-def test_only_an_answer_after_a_failure_is_held_back_and_the_check_can_be_turned_off():
-    check = InternalsCheck(list(PHARMACY_TOOLS), no_answer)
-    failed = [{"role": "user", "content": "x"}, {"role": "tool", "name": "lookup", "content": '{"error": {}}'}]
-    assert check.applies(failed) and not check.applies(failed[:1])
+def test_the_internals_check_can_be_turned_off():
     answer = "'find_warnings' returned an error code: unknown_tool."
-    agent, _ = make_agent([call("find_warnings", drug="Parol"), "@PHARMACIST\n" + answer], internals_check=False)
+    agent, _ = make_agent(
+        [call("find_warnings", drug="Parol"), "@PHARMACIST\n" + answer], checks=without(InternalsCheck)
+    )
     assert agent.run("Parol?").message["content"] == answer
 
 

@@ -14,6 +14,7 @@ import pytest
 from ppsf_helpers import ScriptedGenerator, call, repo_tokenizer
 
 from agent import AgentConfig
+from agent.engine.checks import Replace
 from agent.pharmacy import pharmacist_agent
 from agent.pharmacy.answers import REFUSAL_ANSWER
 from agent.pharmacy.emergency import LABELS, detector, features
@@ -94,11 +95,10 @@ def test_after_intent_an_answer_stating_any_quantity_is_the_emergency_answer():
         {"role": "assistant", "content": "Take two of them."},
     ]
     check = AmountsAfterIntent()
-    assert check.applies(conversation)
-    assert check.check("Take two of them.", conversation) == CRISIS_ANSWER["en"]
+    assert check.check("Take two of them.", conversation) == Replace(CRISIS_ANSWER["en"])
     assert check.check("Please talk to someone you trust tonight.", conversation) is None
     ordinary = [{"role": "user", "content": "Parol ne işe yarar?"}]
-    assert not check.applies(ordinary) and check.check("500 mg", ordinary) is None
+    assert check.check("500 mg", ordinary) is None
 
 
 def test_ordinary_questions_reach_the_model():
@@ -107,7 +107,7 @@ def test_ordinary_questions_reach_the_model():
 
 
 def test_triage_off_leaves_the_model_to_answer():
-    agent, _ = triage_agent(ScriptedGenerator(["@PHARMACIST\nok"]), triage=False, answers="model")
+    agent, _ = triage_agent(ScriptedGenerator(["@PHARMACIST\nok"]), triage=[], answers="model")
     assert agent.run("I want to die").message["content"] == "ok"
 
 

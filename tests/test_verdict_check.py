@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from ppsf_helpers import call
-from test_agent import make_agent, tool_results
+from test_agent import make_agent, tool_results, without
 
 from agent.pharmacy.tools import PHARMACY_TOOLS, check_contraindications
 from agent.pharmacy.verdict_check import VerdictCheck, checked_answer, stated_verdicts
@@ -64,5 +64,5 @@ def test_the_agent_replaces_a_wrong_verdict_keeps_the_models_text_and_can_turn_t
     assert event["action"] == "replace" and event["note"] == VerdictCheck.note
     # Held back while it may replace: the wrong verdict was never streamed.
     assert not any(e["type"] == "text" and "uygun" in e["text"] for e in agent.events)
-    agent, _ = make_agent(texts, tools=PHARMACY_TOOLS, tool_timeout=30.0, verdict_check=False)
+    agent, _ = make_agent(texts, tools=PHARMACY_TOOLS, tool_timeout=30.0, checks=without(VerdictCheck))
     assert agent.run(BUSCOPAN).message["content"] == "Buscopan: uygun."

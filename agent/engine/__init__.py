@@ -2,7 +2,7 @@
 server), the toolbox, model loading and transcripts. Domain behaviour is plugged in (agent.pharmacy)."""
 
 from .agent import Agent, AgentConfig, AgentResult, GroundedArguments, InputTooLong, RunStats, StepStats
-from .checks import AnswerCheck
+from .checks import AnswerCheck, Append, Replace
 from .generation import CachedGenerator, GenerationResult, Generator
 
 __all__ = [
@@ -10,11 +10,13 @@ __all__ = [
     "AgentConfig",
     "AgentResult",
     "AnswerCheck",
+    "Append",
     "CachedGenerator",
     "GenerationResult",
     "Generator",
     "GroundedArguments",
     "InputTooLong",
+    "Replace",
     "RunStats",
     "StepStats",
 ]

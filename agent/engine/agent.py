@@ -21,7 +21,7 @@ from typing import Any
 
 from .. import ppsf
 from .calls import InvalidCall, checked_calls, one_line
-from .checks import AnswerCheck
+from .checks import AnswerCheck, Append, Replace, applied
 from .generation import CachedGenerator, GenerationResult, Generator
 from .grounding import GroundedNames, conversation_texts
 from .toolbox import Toolbox
@@ -128,7 +128,7 @@ class AgentResult:
     message: dict  # the final assistant message
     messages: list[dict]  # the whole transcript, OpenAI-style
     stats: RunStats
-    replaced_answer: str | None = None  # the model's answer, when an answer check replaced it (engine.checks)
+    replaced_answer: str | None = None  # the answer before an answer check changed it (engine.checks)
     answered_by: str = "model"  # "model", "tools" (the renderer), or the name of the triage rule that answered
 
 
@@ -311,19 +311,21 @@ class Agent:
         return messages, head, prompt
 
     def _check_answer(self, messages: list[dict], shown: list[dict], log: Transcript) -> str | None:
-        """Run the answer checks on the final answer (messages[-1]); a check that fails replaces it.
-        shown: the conversation without the demonstration turns (what the checks see).
+        """Run the answer checks, in order, on the final answer (messages[-1]), each on what the one before left;
+        a check's verdict replaces it or adds to it. shown: the conversation without the demonstration turns
+        (what the checks see).
 
-        Returns the model's replaced text, or None. The event and the transcript keep both texts."""
+        Returns the answer as it was before the first check changed it, or None. The transcript keeps both."""
         replaced = None
         for check in self.checks:
             answer = messages[-1].get("content") or ""
-            replacement = check.check(answer, [*shown[:-1], messages[-1]])
-            if replacement is None:
+            verdict = check.check(answer, [*shown[:-1], messages[-1]])
+            if verdict is None:
                 continue
-            messages[-1] = {**messages[-1], "content": replacement}
-            # "append": the check added to the answer and took nothing back; "replace": the answer is another.
-            action = "append" if answer.strip() and replacement.startswith(answer.rstrip()) else "replace"
+            if not isinstance(verdict, (Replace, Append)):
+                raise TypeError(f"{check.name}.check returned {verdict!r}: Replace, Append or None")
+            messages[-1] = {**messages[-1], "content": applied(answer, verdict)}
+            action = "replace" if isinstance(verdict, Replace) else "append"
             log.write(check.name, action=action, replaced=answer, message=messages[-1])
             # The event names the rule and what it did; what it replaced stays in the transcript only.
             self._emit({"type": check.name, "rule": check.name, "action": action, "note": check.note})
@@ -389,9 +391,6 @@ class Agent:
         answer_written: the renderer writes this turn's answer, so decoding stops where the model opens it."""
         parser = self.tokenizer.get_response_parser(self.response_template, prefix=prompt, tools=self.toolbox.schemas)
         broken: list[str] = []
-        # Prose is never streamed: text before a tool call of the same reply is never checked, and an answer
-        # is shown only once the checks have passed it (see run()).
-        hold = True
 
         def on_text(piece: str) -> None:
             if broken:
@@ -401,7 +400,7 @@ class Agent:
             except (ValueError, RecursionError) as e:  # a tool call whose JSON does not parse
                 broken.append(one_line(e))
                 return
-            self._emit_parser_events(events, hold)
+            self._emit_parser_events(events)
 
         if not self.config.reuse_cache:  # every step from an empty KV cache (for comparisons)
             getattr(self.generator, "clear", self.generator.reset)()
@@ -425,7 +424,7 @@ class Agent:
         if not broken:
             try:
                 message, events = parser.finalize()
-                self._emit_parser_events(events, hold)
+                self._emit_parser_events(events)
                 if "tool_calls" in message:
                     message["tool_calls"] = checked_calls(message["tool_calls"])
                 if not message.get("content") and not message.get("tool_calls") and result.text.strip():
@@ -511,13 +510,11 @@ class Agent:
         if self.on_event is not None:
             self.on_event(event)
 
-    def _emit_parser_events(self, events: list[dict], hold_content: bool = False) -> None:
+    def _emit_parser_events(self, events: list[dict]) -> None:
+        """Announce each tool call as its block closes. Prose is never streamed: text before a call of the same
+        reply is never checked, and the answer is shown (the final event) only once the checks have passed it."""
         for event in events:
-            if event["type"] == "region_chunk" and hold_content and event["field"] in ("content", "reasoning_content"):
-                continue
-            if event["type"] == "region_chunk" and event["field"] in ("content", "reasoning_content"):
-                self._emit({"type": "text", "field": event["field"], "text": event["text"]})
-            elif event["type"] == "region_close" and event["field"] == "tool_calls":
+            if event["type"] == "region_close" and event["field"] == "tool_calls":
                 try:  # announced only if it can run; a broken call is answered as invalid_tool_call instead
                     (checked,) = checked_calls([event["value"]])
                 except InvalidCall:

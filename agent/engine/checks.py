@@ -1,32 +1,49 @@
 """Checks of the final answer, plugged into the Agent: domain rules the model's text must pass.
 
-A check may replace the answer (the pharmacy's dose check puts the dose tool's own figures in place of a
-dose it did not give) or add to it (its interaction check adds a warning the answer left out). While a check
-that may replace applies to the conversation, the answer's text is not streamed: it is shown only once it
-has passed; what a check adds after the answer follows the streamed text. A check sees the
-conversation as the user had it (no demonstration turns); `current_turn` gives the part since the last
-user message.
+A check says what it does, as a typed verdict: Replace the answer (the pharmacy's dose check puts the dose
+tool's own figures in place of a dose it did not give) or Append to it (its interaction check adds a warning
+the answer left out); None lets the answer pass. The engine shows no answer before its checks have run,
+so what a check replaced never reaches the patient; the transcript keeps it. A check sees the conversation as
+the user had it (no demonstration turns); `current_turn` gives the part since the last user message.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Protocol
+
+
+@dataclass(frozen=True)
+class Replace:
+    """A check's verdict: answer with text instead (the answer it replaces stays in the transcript)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Append:
+    """A check's verdict: the answer stands, and text follows it (after a blank line)."""
+
+    text: str
 
 
 class AnswerCheck(Protocol):
     """A rule for the final answer of a turn."""
 
-    name: str  # the event type and transcript record a replacement writes, e.g. "dose_check"
-    note: str  # what a replacement means, for the people reading it ("the answer stated a dose the tool ...")
+    name: str  # the event type and transcript record of what it did, e.g. "dose_check"
+    note: str  # what it did means, for the people reading it ("the answer stated a dose the tool ...")
 
-    def applies(self, conversation: list[dict]) -> bool:
-        """Whether the check may replace the answer to come (so its text is held back until checked)."""
+    def check(self, answer: str, conversation: list[dict]) -> Replace | Append | None:
+        """What to do with the answer (conversation[-1]): Replace it, Append to it, or None when it passes."""
         ...
 
-    def check(self, answer: str, conversation: list[dict]) -> str | None:
-        """The text to answer with instead, or None when the answer passes; the answer is conversation[-1]."""
-        ...
+
+def applied(answer: str, verdict: Replace | Append) -> str:
+    """The answer's text once a check's verdict is applied."""
+    if isinstance(verdict, Replace):
+        return verdict.text
+    return f"{answer.rstrip()}\n\n{verdict.text}".lstrip()
 
 
 def named_results(messages: list[dict]) -> list[tuple[str, dict]]:

@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable
 
 from .agent import Fallback
-from .checks import current_turn, named_results
+from .checks import Replace, current_turn, named_results
 from .toolbox import ENGINE_ERROR_CODES
 
 QUOTE_WORDS = 6  # this many consecutive words of an engine error message in the answer are a quote of it
@@ -54,11 +54,6 @@ class InternalsCheck:
         self.identifiers = {n for n in names | set(ENGINE_ERROR_CODES) if is_identifier(n)}
         self.fallback = fallback
 
-    def applies(self, conversation: list[dict]) -> bool:
-        # Held back after a failed call, where models copy the error; elsewhere a leak (rare) is replaced
-        # after the stream, as any check's replacement is shown.
-        return any(_error(result) is not None for _, result in named_results(current_turn(conversation)))
-
     def leaks(self, answer: str, conversation: list[dict]) -> list[str]:
         """What of the machinery answer shows: the identifiers and engine error messages it contains."""
         turn = current_turn(conversation)
@@ -82,11 +77,11 @@ class InternalsCheck:
                     break
         return found
 
-    def check(self, answer: str, conversation: list[dict]) -> str | None:
+    def check(self, answer: str, conversation: list[dict]) -> Replace | None:
         if not self.leaks(answer, conversation):
             return None
         outcomes = [(tool, _error(result) is None) for tool, result in named_results(current_turn(conversation))]
-        return self.fallback(conversation[:-1], outcomes, 0, False)
+        return Replace(self.fallback(conversation[:-1], outcomes, 0, False))
 
 
 def _function(call: dict) -> bool:

@@ -4,18 +4,19 @@ into the domain-free engine (agent.engine)."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
 from ..engine.agent import Agent, AgentConfig, Event, GroundedArguments
+from ..engine.checks import AnswerCheck
 from ..engine.generation import Generator
 from ..engine.internals_check import InternalsCheck
+from ..engine.triage import Triage
 from .answers import render_turn
 from .dose_check import DoseCheck
 from .interaction_check import InteractionCheck
 from .prompts import SYSTEM_PROMPT, conversation_language, demo_examples, no_answer, tool_context
-from .suggestion_check import SuggestionCheck
 from .tools import PHARMACY_TOOLS, is_known_name, is_medicine_name
 from .triage import AmountsAfterIntent, EmergencyTriage
 from .verdict_check import VerdictCheck
@@ -26,6 +27,21 @@ ANSWERS = ("tools", "model")
 DRUG_ARGUMENTS = ("drug", "drugs")
 
 
+def default_checks(tools: list[Callable] | None = None) -> list[AnswerCheck]:
+    """The pharmacy's answer checks, in the order they run, each on what the one before left: the dose and
+    verdict checks (an amount or a verdict the tools did not give is replaced by theirs), the internals check
+    (after them: a leak they let pass; tools: the agent's, whose names it keeps out), the interaction check
+    (it adds a serious interaction nothing said), and last the amounts-after-an-emergency rule (nothing follows
+    the emergency answer)."""
+    tools = list(tools) if tools is not None else list(PHARMACY_TOOLS)
+    return [DoseCheck(), VerdictCheck(), InternalsCheck(tools, no_answer), InteractionCheck(), AmountsAfterIntent()]
+
+
+def default_triage() -> list[Triage]:
+    """The pharmacy's triage: emergencies answered before anything runs, and no amounts once one is held."""
+    return [EmergencyTriage()]
+
+
 def pharmacist_agent(
     model: Any,
     tokenizer: Any,
@@ -33,12 +49,8 @@ def pharmacist_agent(
     config: AgentConfig | None = None,
     generator: Generator | None = None,
     tools: list[Callable] | None = None,
-    dose_check: bool = True,
-    interaction_check: bool = True,
-    verdict_check: bool = True,
-    suggestion_check: bool = True,
-    internals_check: bool = True,
-    triage: bool = True,
+    checks: Sequence[AnswerCheck] | None = None,
+    triage: Sequence[Triage] | None = None,
     answers: str = "tools",
     grounded_names: bool = True,
     whole_names: bool = True,
@@ -50,13 +62,13 @@ def pharmacist_agent(
 ) -> Agent:
     """The pharmacist agent: the pharmacy tools (or `tools`), SYSTEM_PROMPT unless config names one ("" for
     none), emergency triage before anything runs, answers written from the tools' results (answers="tools", the
-    phrasebook agent.pharmacy.answers; "model": the model writes them, for a larger model), the answer checks
-    (dose, verdict, suggestion, internals, interaction, amounts after an emergency), medicine names grounded in
-    the conversation, and a no-answer reply in the patient's language, which every tool result is written in.
+    phrasebook agent.pharmacy.answers; "model": the model writes them, for a larger model), the answer checks,
+    medicine names grounded in the conversation, and a no-answer reply in the patient's language, which every
+    tool result is written in.
 
-    triage=False turns the emergency triage and its amounts rule off (to study the model alone; never for
-    patients); dose_check, verdict_check, suggestion_check, internals_check and interaction_check set False
-    study the model alone; grounded_names=False lets calls name what the conversation never wrote;
+    checks: the answer checks, in order (default_checks(tools) by default; a list without some, or [], studies
+    the model alone); triage: the rules consulted before generation (default_triage(); [] studies the model
+    alone, never for patients). grounded_names=False lets calls name what the conversation never wrote;
     whole_names=False lets a grounded name stop short of a longer name in the drug data; names_only=True (the
     default) makes a grounded name one of the medicine names the conversation holds (data or reference), when
     it holds any (not "İstanbul" or "ateş" beside "Coumadin"); False lets it be any span. language ("tr", "en")
@@ -81,16 +93,8 @@ def pharmacist_agent(
         tools,
         config=config,
         generator=generator,
-        checks=[
-            *([DoseCheck()] if dose_check else []),
-            *([VerdictCheck()] if verdict_check else []),
-            *([SuggestionCheck()] if suggestion_check else []),
-            # after the checks that put the tools' own answer in place of a wrong one: a leak they let pass
-            *([InternalsCheck(tools, no_answer)] if internals_check else []),
-            *([InteractionCheck()] if interaction_check else []),  # it adds to what the others let pass
-            *([AmountsAfterIntent()] if triage else []),  # last: nothing is added after the emergency answer
-        ],
-        triage=[EmergencyTriage()] if triage else [],
+        checks=default_checks(tools) if checks is None else list(checks),
+        triage=default_triage() if triage is None else list(triage),
         renderer=_renderer(language) if answers == "tools" else None,
         constraint=constraint,
         fallback=no_answer,
@@ -129,7 +133,9 @@ __all__ = [
     "DRUG_ARGUMENTS",
     "PHARMACY_TOOLS",
     "SYSTEM_PROMPT",
+    "default_checks",
     "default_tool_schemas",
+    "default_triage",
     "demo_examples",
     "pharmacist_agent",
 ]

@@ -181,23 +181,31 @@ def section_answer(result: dict, lang: str, asked: str, section: str) -> tuple[s
     return f"{result['drug']} ({result['active_ingredient']}) {word}: {body}{note}", [_first_clause(first)]
 
 
+def pair_sentence(pair: dict, lang: str) -> str:
+    """One check_interactions pair in words: the two medicines, the severity, what happens and what to do."""
+    a, b = pair["drugs"]
+    if pair["severity"] is None:
+        return f"{a} + {b}: {pair['description']}."
+    sev = SEVERITY_WORDS[lang][pair["severity"]]
+    label = "etkileşim" if lang == "tr" else "interaction"
+    return f"{a} + {b}: {sev} {label}. {pair['description']} {pair.get('management') or ''}".rstrip()
+
+
+def duplicate_sentence(dup: dict) -> str:
+    """One active ingredient taken twice (check_interactions' duplicates) in words."""
+    a, b = dup["drugs"]
+    return f"{a} + {b}: {dup['ingredient']}. {dup['warning']}"
+
+
 def interaction_answer(result: dict, lang: str) -> tuple[str, list[str]]:
     if "error" in result:
         return error_answer(result, lang, "")
     parts, mention = [], []
     for pair in result["pairs"][:2]:
-        a, b = pair["drugs"]
-        if pair["severity"] is None:
-            parts.append(f"{a} + {b}: {pair['description']}.")
-            mention.append(pair["description"])
-        else:
-            sev = SEVERITY_WORDS[lang][pair["severity"]]
-            label = "etkileşim" if lang == "tr" else "interaction"
-            parts.append(f"{a} + {b}: {sev} {label}. {pair['description']} {pair['management']}")
-            mention.append(pair["severity"])
+        parts.append(pair_sentence(pair, lang))
+        mention.append(pair["description"] if pair["severity"] is None else pair["severity"])
     for dup in result["duplicates"][:1]:
-        a, b = dup["drugs"]
-        parts.append(f"{a} + {b}: {dup['ingredient']}. {dup['warning']}")
+        parts.append(duplicate_sentence(dup))
         mention.append(dup["ingredient"])
     if result.get("unknown"):
         names = ", ".join(u["name"] for u in result["unknown"])

@@ -2,16 +2,18 @@
 
 A 135M model can garble numbers it copies; a dose is the one place where that can hurt. So the agent
 checks each final answer against the turn's calculate_dose results (the same test `agent.eval` scores
-as "unsafe dose answers") and, when it fails, answers with the tool's own figures instead. The model's
-text is kept in the transcript and in `AgentResult.replaced_answer`; nothing is dropped silently.
+as "unsafe dose answers") and, when it fails, answers with the tool's own figures (the phrasebook's dose
+answer) instead. The model's text is kept in the transcript and in `AgentResult.replaced_answer`; nothing is
+dropped silently.
 """
 
 from __future__ import annotations
 
-from ..engine.checks import current_turn, tool_results
+from ..engine.checks import Replace, current_turn, tool_results
 from .amounts import Amount, read_amounts
+from .answers import dose_answer, turn_results
 from .text import fold
-from .tools import DISCLAIMER, result_language
+from .tools import result_language
 
 
 def mg_amounts(text: str) -> list[float]:
@@ -72,34 +74,16 @@ def _named_before(answer: str, position: int, results: list[dict]) -> dict | Non
     return best
 
 
-def dose_summary(result: dict) -> str:
-    """One calculate_dose result in words, in the result's language (its disclaimer tells which)."""
-    tr = result_language(result) == "tr"
-    drug = result.get("drug") or result.get("active_ingredient") or "?"
-    disclaimer = result.get("disclaimer") or DISCLAIMER["en"]
-    if result.get("refer_to_doctor") or not isinstance(result.get("per_dose_mg"), (int, float)):
-        head = f"{drug}: burada doz verilemez." if tr else f"{drug}: no dose can be given here."
-        return " ".join([head, *(result.get("reasons") or []), disclaimer])
-    ml = f" ({result['per_dose_ml']:g} mL)" if isinstance(result.get("per_dose_ml"), (int, float)) else ""
-    per, hours = result["per_dose_mg"], result.get("interval_hours")
-    times, daily = result.get("max_doses_per_day"), result.get("max_daily_mg")
-    if tr:
-        return (
-            f"{drug}: tek doz {per:g} mg{ml}, {hours:g} saatte bir, günde en fazla {times} kez "
-            f"(günlük en fazla {daily:g} mg). {disclaimer}"
-        )
-    return (
-        f"{drug}: {per:g} mg per dose{ml}, every {hours:g} hours, at most {times} times a day "
-        f"(no more than {daily:g} mg a day). {disclaimer}"
-    )
-
-
 def checked_answer(answer: str, turn: list[dict]) -> str | None:
-    """The tool's own dose text when answer states an amount this turn's dose results do not support."""
-    results = dose_results(turn)
-    if not unsafe_dose(answer, results):
+    """The dose tool's own answer (the phrasebook's words) when answer states an amount this turn's dose results
+    do not support."""
+    if not unsafe_dose(answer, dose_results(turn)):
         return None
-    return " ".join(dose_summary(r) for r in results)
+    return " ".join(
+        dose_answer(result, result_language(result), args.get("drug") or "")[0]
+        for name, args, result in turn_results(turn)
+        if name == "calculate_dose" and isinstance(result, dict) and "error" not in result
+    )
 
 
 class DoseCheck:
@@ -108,8 +92,6 @@ class DoseCheck:
     name = "dose_check"
     note = "the answer stated a dose the dose tool did not give; the tool's figures instead"
 
-    def applies(self, conversation: list[dict]) -> bool:
-        return bool(dose_results(current_turn(conversation)))
-
-    def check(self, answer: str, conversation: list[dict]) -> str | None:
-        return checked_answer(answer, current_turn(conversation))
+    def check(self, answer: str, conversation: list[dict]) -> Replace | None:
+        text = checked_answer(answer, current_turn(conversation))
+        return Replace(text) if text is not None else None

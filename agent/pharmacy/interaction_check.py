@@ -15,14 +15,14 @@ import functools
 import re
 from itertools import combinations
 
-from .answers import SEVERITY_WORDS
+from ..engine.checks import Append
+from .answers import SEVERITY_WORDS, duplicate_sentence, pair_sentence
 from .drugdb import load_db
 from .prompts import conversation_language
 from .text import fold, turkish_stems
 from .tools import check_interactions
 
 SERIOUS = ("contraindicated", "major")
-_INTERACTION = {"tr": "etkileşim", "en": "interaction"}
 _HEAD = {"tr": "Önemli, yazdığınız ilaçlar birlikte:", "en": "Important, the medicines you mention together:"}
 # A name is looked up over this many words joined by spaces or hyphens ("Tantum Verde", "A-ferin").
 _NAME_WORDS = 4
@@ -70,14 +70,10 @@ def serious_findings(a: str, b: str, lang: str) -> tuple[tuple[str, tuple[str, .
     out = []
     for pair in result.get("pairs", []):
         if pair["severity"] in SERIOUS:
-            x, y = pair["drugs"]
-            severity = SEVERITY_WORDS[lang][pair["severity"]]
-            text = f"{x} + {y}: {severity} {_INTERACTION[lang]}. {pair['description']} {pair.get('management', '')}"
             said = (SEVERITY_WORDS["tr"][pair["severity"]].split()[0], pair["severity"])
-            out.append((text.strip(), said))
+            out.append((pair_sentence(pair, lang), said))
     for dup in result.get("duplicates", []):
-        x, y = dup["drugs"]
-        out.append((f"{x} + {y}: {dup['ingredient']}. {dup['warning']}", (dup["ingredient"],)))
+        out.append((duplicate_sentence(dup), (dup["ingredient"],)))
     return tuple(out)
 
 
@@ -132,12 +128,10 @@ def missing_warnings(conversation: list[dict]) -> list[str]:
     return _missing(conversation)[1]
 
 
-def with_warnings(answer: str, conversation: list[dict]) -> str | None:
-    """The answer with the serious findings it and the conversation leave out added, or None when none are."""
+def warnings_to_add(conversation: list[dict]) -> Append | None:
+    """The serious findings the answer (conversation[-1]) and the conversation leave out, to add; None: none."""
     lang, missing = _missing(conversation)
-    if not missing:
-        return None
-    return f"{answer.rstrip()}\n\n{_HEAD[lang]} {' '.join(missing)}".lstrip()
+    return Append(f"{_HEAD[lang]} {' '.join(missing)}") if missing else None
 
 
 class InteractionCheck:
@@ -146,10 +140,5 @@ class InteractionCheck:
     name = "interaction_check"
     note = "the answer left out a serious interaction between medicines the patient names; the tool's words added"
 
-    def applies(self, conversation: list[dict]) -> bool:
-        # Never held back: the check takes nothing back from the model's text, it adds after it, so the answer
-        # streams as written and the warning follows it.
-        return False
-
-    def check(self, answer: str, conversation: list[dict]) -> str | None:
-        return with_warnings(answer, conversation)
+    def check(self, answer: str, conversation: list[dict]) -> Append | None:
+        return warnings_to_add(conversation)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import re
 
-from ..engine.checks import current_turn, named_results
+from ..engine.checks import Replace, current_turn, named_results
 from ..engine.triage import message_text
 from .answers import REFUSAL_ANSWER
 from .emergency import Reading, detector
@@ -125,10 +125,7 @@ class AmountsAfterIntent:
     name = "amounts_after_intent"
     note = "the conversation holds an emergency, and the answer stated an amount; the emergency answer instead"
 
-    def applies(self, conversation: list[dict]) -> bool:
-        return held_intent(conversation) is not None
-
-    def check(self, answer: str, conversation: list[dict]) -> str | None:
+    def check(self, answer: str, conversation: list[dict]) -> Replace | None:
         held = held_intent(conversation)
         if held is None:
             return None
@@ -141,5 +138,5 @@ class AmountsAfterIntent:
             for _, r in named_results(current_turn(conversation))
         )
         if was_refused or _QUANTITY.search(fold(answer)):
-            return emergency
+            return Replace(emergency)
         return None

@@ -2,9 +2,10 @@
 
 The model copies the tool's verdict into a fixed phrase ("Buscopan (Hiyosin butilbromür): uygun (ok)"). With a
 verdict it rarely saw it mixes two ("uygun (unknown)"): a patient reads "uygun", suitable, for a medicine
-nothing was checked against. So each final answer's verdict words (those of VERDICT_WORDS; what it quotes of
+nothing was checked against. So each final answer's verdict words (what it quotes of
 the tools set aside) are held to this turn's check_contraindications verdicts; a word for another verdict
-puts the tool's own verdict and reasons in place of the answer. The model's text stays in the transcript.
+puts the tool's own verdict and reasons, as the phrasebook words them, in place of the answer. The model's
+text stays in the transcript.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from __future__ import annotations
 import json
 import re
 
-from ..engine.checks import current_turn, tool_results
-from .answers import VERDICT_WORDS
+from ..engine.checks import Replace, current_turn, tool_results
+from .answers import contra_answer
 from .text import fold_case
 from .tools import result_language
 
@@ -58,19 +59,13 @@ def stated_verdicts(answer: str, turn: list[dict]) -> set[str]:
     return {verdict for verdict, pattern in _STATED_RE.items() if pattern.search(text)}
 
 
-def verdict_summary(result: dict, lang: str) -> str:
-    """One check_contraindications result in words: the medicine, its verdict, the first two reasons (or the note)."""
-    verdict = VERDICT_WORDS[lang][result["verdict"]]
-    reasons = " ".join(r["text"] for r in result["reasons"][:2]) or result.get("note", "")
-    return f"{result['drug']} ({result['active_ingredient']}): {verdict}. {reasons}".rstrip()
-
-
 def checked_answer(answer: str, turn: list[dict]) -> str | None:
-    """The tools' own verdicts when answer states a verdict none of this turn's results gave."""
+    """The tools' own verdicts, worded by the phrasebook, when answer states a verdict none of this turn's
+    results gave."""
     results = verdict_results(turn)
     if not results or stated_verdicts(answer, turn) <= {r["verdict"] for r in results}:
         return None
-    return " ".join(verdict_summary(r, result_language(r)) for r in results)
+    return " ".join(contra_answer(r, result_language(r), r["drug"])[0].rstrip() for r in results)
 
 
 class VerdictCheck:
@@ -79,8 +74,6 @@ class VerdictCheck:
     name = "verdict_check"
     note = "the answer gave a verdict the contraindication tool did not; the tool's verdict instead"
 
-    def applies(self, conversation: list[dict]) -> bool:
-        return bool(verdict_results(current_turn(conversation)))
-
-    def check(self, answer: str, conversation: list[dict]) -> str | None:
-        return checked_answer(answer, current_turn(conversation))
+    def check(self, answer: str, conversation: list[dict]) -> Replace | None:
+        text = checked_answer(answer, current_turn(conversation))
+        return Replace(text) if text is not None else None
