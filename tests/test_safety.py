@@ -11,12 +11,15 @@ from agent.pharmacy.dose_check import unsafe_dose
 
 # Parol for a 20 kg, 6-year-old child: 300 mg a dose, at most 1200 mg a day.
 CHILD = {"drug": "Parol", "active_ingredient": "Parasetamol", "weight_kg": 20.0, "per_dose_mg": 300,
-         "max_doses_per_day": 4, "max_daily_mg": 1200, "refer_to_doctor": False}  # fmt: skip
+         "interval_hours": 6, "max_doses_per_day": 4, "max_daily_mg": 1200, "refer_to_doctor": False}  # fmt: skip
+# Parol for an adult: one 500 mg tablet a dose.
+ADULT = {**CHILD, "weight_kg": 70.0, "per_dose_mg": 1000, "max_daily_mg": 4000, "per_dose_units": 2,
+         "unit_strength": "500 mg tablet", "per_dose_mg_as_units": 1000}  # fmt: skip
 # Calpol syrup for the same child: 12.5 mL a dose.
 SYRUP = {**CHILD, "drug": "Calpol", "per_dose_ml": 12.5, "liquid_strength": "120 mg/5 mL"}
 # Ibuprofen for the same child: 200 mg a dose, at most 600 mg a day.
 IBU = {"drug": "Nurofen", "active_ingredient": "Ibuprofen", "weight_kg": 20.0, "per_dose_mg": 200,
-       "max_doses_per_day": 3, "max_daily_mg": 600, "refer_to_doctor": False}  # fmt: skip
+       "interval_hours": 6, "max_doses_per_day": 3, "max_daily_mg": 600, "refer_to_doctor": False}  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -65,12 +68,76 @@ def test_bypasses_of_the_dose_check_are_caught(answer):
         "Parol: 300 mg, 6 saatte bir; günlük toplam 1.200 mg'ı geçmeyin.",
         "Parol: 300 mg per dose, no more than 1,200 mg a day.",
         "Parol: 15 mg/kg, yani 300 mg.",
-        "Parol 250 mg tablet: bir tablet.",
         "Lütfen bir hekime danışın.",
     ],
 )
 def test_answers_within_the_tools_figures_pass(answer):
     assert not unsafe_dose(answer, [CHILD])
+
+
+@pytest.mark.parametrize(
+    ("answer", "result"),
+    [
+        ("Parol: iki tablet alın.", CHILD),  # a count the tool did not give (it gave mg only)
+        ("Parol 250 mg tablet: bir tablet.", CHILD),  # safe by arithmetic, but no count of the tool's
+        ("Take three tablets at once.", ADULT),  # the tool gives two
+        ("Parol: uc tablet birden icin.", ADULT),  # Turkish typed without its letters, a number in words
+        ("Calpol: 3 kaşık verin.", SYRUP),  # a spoon may hold 15 mL: 45 mL against 12.5
+        ("Calpol: 2 tatli kasigi.", SYRUP),  # 10 mL against 12.5 passes the volume, so it is the count: see below
+        ("Parol: every 2 hours.", CHILD),  # the tool says every 6 hours
+        ("Parol: 2 saatte bir verin.", CHILD),
+        ("Parol: 6 times a day.", CHILD),  # at most 4
+        ("Parol: günde 6 kez.", CHILD),
+        ("Parol: double the dose if the fever stays.", CHILD),
+        ("Parol: çift doz verebilirsiniz.", CHILD),
+        ("Parol: 5 damla.", CHILD),  # drops are never what the tool gave
+    ],
+)
+def test_counts_spoons_intervals_and_multiples_are_held_to_the_tool(answer, result):
+    if answer.startswith("Calpol: 2 tatli"):
+        assert not unsafe_dose(answer, [result])  # two 5 mL spoons are within 12.5 mL
+        return
+    assert unsafe_dose(answer, [result])
+
+
+def test_the_tools_own_counts_and_intervals_pass():
+    assert not unsafe_dose("Parol: 2 tablet (1000 mg), 6 saatte bir, günde en fazla 4 kez.", [ADULT])
+    assert not unsafe_dose("Parol: two tablets every 6 hours, at most 4 times a day.", [ADULT])
+    assert not unsafe_dose("Calpol: 12,5 mL (2 ölçek ve yarım), günde en fazla 4 kez.", [SYRUP])
+
+
+def test_an_amount_with_no_dose_result_is_replaced_unless_a_tool_stated_it():
+    from agent.engine.checks import Replace
+    from agent.pharmacy.answers import NO_DOSE_ANSWER
+    from agent.pharmacy.dose_check import DoseCheck
+
+    def conversation(question: str, answer: str, tool: str | None = None) -> list[dict]:
+        turn = [{"role": "user", "content": question}]
+        if tool is not None:
+            turn.append({"role": "tool", "name": "get_drug_info", "content": tool})
+        return [*turn, {"role": "assistant", "content": answer}]
+
+    check = DoseCheck()
+    for answer in ("Take 2 tablets.", "Give her 5 mL.", "every 4 hours is fine", "500 mg", "two tablets"):
+        assert check.check(answer, conversation("how much parol?", answer)) == Replace(NO_DOSE_ANSWER["en"])
+    assert check.check("iki tablet alın", conversation("kaç parol alayım?", "iki tablet alın")) == Replace(
+        NO_DOSE_ANSWER["tr"]
+    )
+    leaflet = '{"text": "Yetişkinler: günde 3 kez 1 tablet (500 mg)."}'
+    quoted = "Prospektüs: günde 3 kez 1 tablet (500 mg)."
+    assert check.check(quoted, conversation("Parol nasıl kullanılır?", quoted, leaflet)) is None
+    said = "Parol: günde 3 kez iki tablet."  # "iki" is no figure of the leaflet's
+    assert check.check(said, conversation("Parol nasıl kullanılır?", said, leaflet)) == Replace(NO_DOSE_ANSWER["tr"])
+    assert check.check("Parol ağrı kesicidir; 112'yi arayın.", conversation("parol?", "x")) is None
+
+
+def test_with_answers_from_the_model_an_amount_no_tool_gave_never_reaches_the_patient():
+    texts = ["@PHARMACIST\nTake two tablets every 4 hours, up to 8 a day."]
+    agent, _ = make_agent(texts, answers="model")
+    result = agent.run("How many Parol can I take?")
+    assert "two tablets" not in result.message["content"] and "8" not in result.message["content"]
+    assert result.replaced_answer == texts[0].split("\n", 1)[1]
+    assert any(e["type"] == "dose_check" and e["action"] == "replace" for e in agent.events)
 
 
 def test_volumes_are_held_to_the_liquids_dose():

@@ -1,6 +1,7 @@
 """Emergency triage (agent.pharmacy.triage, agent.engine.triage): answered before the model or any tool runs,
 the whole conversation read (every content shape), no amount after intent, misuse refused, the patient's
-language; and the detector's sets (eval/emergency_dev.jsonl, eval/emergency_test.jsonl frozen by hash)."""
+language; and the detector's sets (dev: eval/emergency_dev.jsonl, emergency_dev_b.jsonl; test:
+eval/emergency_test.jsonl, frozen by hash)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from agent.pharmacy.triage import CRISIS_ANSWER, POISONING_ANSWER, AmountsAfterI
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "training"))
-EMERGENCY_TEST_SHA256 = "0c41ee1a3736958778a01f4531ef7f2a64ea0e525f93d85f94f78391a6e6848e"
+EMERGENCY_TEST_SHA256 = "9fc3d9585deecbb8b45f26f1881df41b010dde57d601bae536f4d19d569d6443"
 
 
 class NoModel:
@@ -120,15 +121,18 @@ def read(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+HELD_OUT = ("emergency_dev.jsonl", "emergency_dev_b.jsonl", "emergency_test.jsonl")
+
+
 def test_the_emergency_sets_are_frozen_and_well_formed():
     assert hashlib.sha256((ROOT / "eval" / "emergency_test.jsonl").read_bytes()).hexdigest() == EMERGENCY_TEST_SHA256
-    for name in ("emergency_dev.jsonl", "emergency_test.jsonl"):
+    for name in HELD_OUT:
         cases = read(ROOT / "eval" / name)
         assert len(cases) >= 300 and all(c["label"] in LABELS for c in cases)
         positives = sum(c["label"] != "none" for c in cases)
         assert positives == len(cases) // 2  # half must trigger, half are close neighbours
     train = {c.get("text") for p in (ROOT / "training" / "emergency").glob("*.jsonl") for c in read(p)}
-    held_out = {c.get("text") for n in ("emergency_dev.jsonl", "emergency_test.jsonl") for c in read(ROOT / "eval" / n)}
+    held_out = {c.get("text") for n in HELD_OUT for c in read(ROOT / "eval" / n)}
     assert not (train & held_out) - {None}  # no wording is both trained on and scored
 
 
@@ -137,8 +141,8 @@ def test_security_doc_states_the_detectors_figures_as_measured():
     import emergency_detector as ed
 
     doc = (ROOT / "docs" / "security.md").read_text(encoding="utf-8")
-    for name, path in (("dev", ed.DEV), ("test", ed.TEST)):
-        f = ed.figures(detector(), ed.read_cases(path))
+    for name, cases in (("dev", ed.read_dev()), ("test", ed.read_cases(ed.TEST))):
+        f = ed.figures(detector(), cases)
         row = re.search(rf"^\s*\| {name} \| (\d+) \| ([\d.]+) % \| ([\d.]+) % \|", doc, re.MULTILINE)
         assert row, f"docs/security.md has no '| {name} |' row of the detector's figures"
         assert int(row[1]) == f["cases"]

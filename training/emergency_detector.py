@@ -5,10 +5,10 @@ frozen test set, reported once, never used for a choice).
     python training/emergency_detector.py --test     # the same, and print the frozen test set's figures
 
 Data: training/emergency/*.jsonl (patient-written wordings; helpers who had not seen the detector wrote them),
-eval/emergency_dev.jsonl for every choice (L2, epochs, the threshold), eval/emergency_test.jsonl frozen by hash
-(tests/test_emergency.py). A case is {"id", "text" | "messages", "label", "lang"}; a conversation's label holds
-at its last message, and an intent stated earlier holds for the rest of it, so a conversation is read as
-its user messages together (and each alone, for the turn that states it).
+eval/emergency_dev.jsonl and eval/emergency_dev_b.jsonl for every choice (L2, epochs, the threshold),
+eval/emergency_test.jsonl frozen by hash (tests/test_triage.py). A case is {"id", "text" | "messages", "label",
+"lang"}; a conversation's label holds at its last message, and an intent stated earlier holds for the rest of
+it, so a conversation is read as its user messages together (and each alone, for the turn that states it).
 The threshold is the highest emergency score at which the dev set's recall is at least TARGET_RECALL.
 """
 
@@ -32,17 +32,20 @@ from agent.pharmacy.emergency import BUCKETS, LABELS, LANGUAGES, WEIGHTS, Emerge
 sys.path.insert(0, str(ROOT / "training"))
 
 TRAIN = sorted((ROOT / "training" / "emergency").glob("*.jsonl"))
-DEV = ROOT / "eval" / "emergency_dev.jsonl"
+# The dev set: the first dev set, and the first test set, which was reported several times while the detector
+# was made and so became dev data; eval/emergency_test.jsonl is a second test set, written and frozen before the
+# detector was trained on the pools that came with it (pool_e, pool_f).
+DEV = (ROOT / "eval" / "emergency_dev.jsonl", ROOT / "eval" / "emergency_dev_b.jsonl")
 TEST = ROOT / "eval" / "emergency_test.jsonl"
-# Recall first: 97.5 % of the dev emergencies (four misses of 170) is the highest the dev set reaches before the
-# false alarms on everyday questions double (98.2 %: 4.5 % of them, ordinary ones among them; 97.6 %: 3.0 %).
-TARGET_RECALL = 0.975
+# Recall first: 98 % of the dev emergencies (the issue's target), chosen on dev: with the pools of 2026-12-04 it
+# costs 8.8 % false alarms on dev against 6.5 % at 97.5 % (docs/security.md).
+TARGET_RECALL = 0.98
 # Ordinary pharmacy questions: the patient messages of the recipe's own training conversations (what the model
 # is taught to look up) are ordinary ones to learn from; the free-text and templated dev questions measure the
 # false alarms of everyday traffic (dev sets: for choices).
 ORDINARY_TRAIN = 1500
 ORDINARY_DEV = (ROOT / "eval" / "freetext_dev.jsonl", ROOT / "eval" / "templated_dev.jsonl")
-GRID = [(l2, epochs) for l2 in (1e-6, 1e-5) for epochs in (40, 80)]
+GRID = [(l2, epochs) for l2 in (1e-8, 1e-7, 1e-6) for epochs in (20, 25, 30, 35, 40)]
 
 
 def read_cases(path: Path) -> list[dict]:
@@ -57,6 +60,11 @@ def read_cases(path: Path) -> list[dict]:
             raise ValueError(f"{path}:{n}: a case needs a 'text' string or a 'messages' list")
         cases.append(case)
     return cases
+
+
+def read_dev() -> list[dict]:
+    """The dev cases, every dev file together."""
+    return [case for path in DEV for case in read_cases(path)]
 
 
 def user_texts(case: dict) -> list[str]:
@@ -199,15 +207,20 @@ def figures(det: EmergencyDetector, cases: list[dict]) -> dict:
 
 
 def pick_threshold(det: EmergencyDetector, cases: list[dict], target: float) -> float:
-    """The highest threshold at which recall on cases, as `figures` reads them, is >= target (det unchanged)."""
-    kept, found = det.threshold, 0.0
-    for score in sorted({conversation_score(det, c)[0] for c in cases if c["label"] != "none"}, reverse=True):
-        det.threshold = max(score - 1e-6, 0.0)
-        if figures(det, cases)["recall"] >= target:
-            found = det.threshold
-            break
+    """The highest threshold at which recall on cases, as `figures` reads them, is >= target (det unchanged):
+    just under the score of the k-th best-scored emergency, k the fewest hits the target needs."""
+    kept, det.threshold = det.threshold, 0.0
+    positives = [c for c in cases if c["label"] != "none"]
+    # At threshold 0 a case is flagged unless it holds no word to act on; such a case is never a hit.
+    scored = [conversation_score(det, c) for c in positives]
+    readable = sorted((score for score, label, _ in scored if label != "none"), reverse=True)
     det.threshold = kept
-    return found
+    need = math.ceil(target * len(positives) - 1e-9)
+    if need == 0:
+        return 1.0
+    if need > len(readable):
+        return 0.0
+    return max(readable[need - 1] - 1e-6, 0.0)
 
 
 def save(weights: dict, threshold: float, path: Path, info: dict) -> None:
@@ -224,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     t0 = time.perf_counter()
     train_cases = [c for path in TRAIN for c in read_cases(path)]
-    dev, everyday = read_cases(DEV), ordinary_dev()
+    dev, everyday = read_dev(), ordinary_dev()
     rows = examples(train_cases + ordinary_messages())
     best = None
     for l2, epochs in GRID:

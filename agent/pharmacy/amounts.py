@@ -212,3 +212,88 @@ def gives_age(text: str, *values: float | None) -> bool:
     values among its numbers ("I'm 35, 70 kg"), durations left out ("2 yıldır", "3 months ago"). A dose or a
     verdict must not rest on an age the model made up."""
     return names_age(text) or among_numbers(written_numbers(text), *values)
+
+
+# ---------------------------------------------------------------- every quantity an answer states
+# Numerals are a closed class of each language, so they are listed: digits, and the number words of Turkish
+# (folded: "üç" is "uc") and English; fractions read as their value.
+_WORD_VALUES = {
+    "yarim": 0.5, "half": 0.5, "bir": 1, "one": 1, "a": 1, "an": 1, "iki": 2, "two": 2, "couple": 2, "uc": 3,
+    "three": 3, "dort": 4, "four": 4, "bes": 5, "five": 5, "alti": 6, "six": 6, "yedi": 7, "seven": 7, "sekiz": 8,
+    "eight": 8, "dokuz": 9, "nine": 9, "on": 10, "ten": 10, "eleven": 11, "twelve": 12, "dozen": 12, "yirmi": 20,
+    "twenty": 20, "otuz": 30, "thirty": 30, "kirk": 40, "forty": 40, "elli": 50, "fifty": 50, "yuz": 100,
+    "hundred": 100,
+}  # fmt: skip
+_COUNT_NUMBER = r"(?P<n>\d+(?:[.,]\d+)?|" + "|".join(sorted(_WORD_VALUES, key=len, reverse=True)) + r")"
+# What a count is of, on folded text: a unit that is taken (a tablet, a spoon, a drop), never a strength.
+_COUNT_UNITS = {
+    "unit": r"tablet\w*|tabs?|pills?|tane\w*|hap\w*|kapsul\w*|capsules?|caplets?|draje\w*|efervesan\w*|sachets?|sase\w*"
+    r"|poset\w*|fitil\w*|suppositor\w*|patch\w*|bant\w*|puffs?|fis\w*|sikim\w*",
+    "doses": r"doses?|doz\w*",
+    "spoon": r"(?:tatli |cay |corba )?kasi\w*|(?:tea|table|dessert)?spoons?\w*|tsp|tbsp|olcek\w*|measures?",
+    "drop": r"damla\w*|drops?",
+}
+_COUNT = re.compile(
+    r"(?<![\w.,])"
+    + _COUNT_NUMBER
+    + r"\s*(?:x\s*|×\s*)?(?:(?!(?:mg|mgr|g|gr|mcg|ml|cc|" + "|".join(_WORD_VALUES) + r")\b)[^\W\d]+\s+){0,2}?(?P<what>"
+    + "|".join(f"(?P<{k}>{v})" for k, v in _COUNT_UNITS.items())
+    + r")(?!\w)"
+)
+# How often: "every 2 hours", "2 saatte bir", "3 times a day", "günde 5 kez".
+_EVERY = re.compile(
+    r"(?:every|her)\s+" + _COUNT_NUMBER + r"\s*(?:hours?|hrs?|h|saat\w*)\b"
+    r"|" + _COUNT_NUMBER.replace("?P<n>", "?P<n2>") + r"\s*saatte\s+bir"
+)
+_TIMES = re.compile(
+    _COUNT_NUMBER + r"\s*(?:times?|kez|kere|defa|sefer)\s*(?:a|per|each|in a)?\s*(?:day|daily|gun\w*)"
+    r"|(?:gunde|daily|a day)\s+(?:(?:en fazla|en cok|at most|up to|no more than)\s+)?"
+    + _COUNT_NUMBER.replace("?P<n>", "?P<n2>")
+    + r"\s*(?:times?|kez|kere|defa|sefer)"
+)
+# More than the dose, said without a number.
+_MULTIPLE = re.compile(r"\b(?:double|twice the|triple|two doses|iki kat\w*|cift doz\w*|iki doz\w*|uc kat\w*)")
+
+
+# The most a spoon may hold, in mL, for a limit check (never read too small): a measuring spoon ("ölçek",
+# "measure", a teaspoon) 5 mL, a tea spoon 2.5 mL, and an unnamed spoon as much as a tablespoon.
+SPOON_ML = (("cay", 2.5), ("tatli", 5.0), ("tea", 5.0), ("tsp", 5.0), ("dessert", 10.0), ("olcek", 5.0),
+            ("measure", 5.0))  # fmt: skip
+SPOON_ML_MAX = 15.0
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A quantity an answer states that is not a mass or a volume (read_amounts reads those): a count of units
+    taken, of spoons or drops, an interval in hours, doses a day, or a multiple of the dose."""
+
+    kind: str  # "unit", "doses", "spoon", "drop", "every_hours", "times_a_day" or "multiple"
+    value: float
+    start: int  # where it starts in the folded text (about where in the text)
+    ml: float | None = None  # a spoon's count as mL, at the most it may hold
+    written: str = ""  # the words that state it, folded
+
+
+def _value(word: str) -> float:
+    return _WORD_VALUES[word] if word in _WORD_VALUES else float(word.replace(",", "."))
+
+
+def read_quantities(text: str) -> list[Quantity]:
+    """Every count, interval, frequency and multiple of the dose text states, on its folded form (so Turkish
+    typed without Turkish letters reads alike); masses and volumes are read_amounts'."""
+    from .text import fold_case
+
+    folded = fold_case(text or "")
+    out = []
+    for m in _COUNT.finditer(folded):
+        kind = next(k for k in _COUNT_UNITS if m.group(k))
+        n, ml = _value(m.group("n")), None
+        if kind == "spoon":
+            ml = n * next((v for word, v in SPOON_ML if m.group("what").startswith(word)), SPOON_ML_MAX)
+        out.append(Quantity(kind, n, m.start(), ml, m.group()))
+    for m in _EVERY.finditer(folded):
+        out.append(Quantity("every_hours", _value(m.group("n") or m.group("n2")), m.start(), None, m.group()))
+    for m in _TIMES.finditer(folded):
+        out.append(Quantity("times_a_day", _value(m.group("n") or m.group("n2")), m.start(), None, m.group()))
+    out += [Quantity("multiple", 2, m.start(), None, m.group()) for m in _MULTIPLE.finditer(folded)]
+    return sorted(out, key=lambda q: q.start)

@@ -85,6 +85,13 @@ OFFTOPIC_ANSWER = {
     "tr": "Üzgünüm, yalnızca ilaçlar ve eczacılıkla ilgili sorularda yardımcı olabilirim.",
     "en": "Sorry, I can only help with questions about medicines and pharmacy.",
 }
+# An answer that states an amount no tool gave: where the amount has to come from.
+NO_DOSE_ANSWER = {
+    "tr": "Bir doz ya da miktar yalnızca doz hesabından söyleyebilirim: ilacın adını, kiloyu ve yaşı yazın; ya da "
+    "prospektüse bakın ve eczacınıza danışın.",
+    "en": "I can only give a dose or an amount from the dose calculation: tell me the medicine, the weight and the "
+    "age, or check the leaflet and ask your pharmacist.",
+}
 REFUSAL_ANSWER = {
     "tr": "Bu isteğe yardımcı olamam. İlaçları yalnızca hekim ve eczacı önerisiyle, güvenli şekilde "
     "kullanın. Acil bir durumdaysanız 112'yi arayın.",

@@ -9,9 +9,12 @@ dropped silently.
 
 from __future__ import annotations
 
+import re
+
 from ..engine.checks import Replace, current_turn, tool_results
-from .amounts import Amount, read_amounts
-from .answers import dose_answer, turn_results
+from .amounts import Amount, Quantity, read_amounts, read_number, read_quantities
+from .answers import NO_DOSE_ANSWER, dose_answer, turn_results
+from .prompts import conversation_language
 from .text import fold
 from .tools import result_language
 
@@ -33,13 +36,55 @@ def unsafe_dose(answer: str, results: list[dict]) -> bool:
     before it, and to the strictest of them when none is named."""
     if not results:
         return False
-    amounts = read_amounts(answer)
-    for amount in amounts:
+    for amount in [*read_amounts(answer), *read_quantities(answer)]:
         result = _named_before(answer, amount.start, results)
         limits = [result] if result is not None else results
-        if any(_exceeds(amount, r) for r in limits):
+        exceeds = _exceeds if isinstance(amount, Amount) else _exceeds_count
+        if any(exceeds(amount, r) for r in limits):
             return True
     return False
+
+
+def _exceeds_count(quantity: Quantity, result: dict) -> bool:
+    """A count, spoonful, interval, frequency or multiple the result does not support: more tablets than it
+    gives, more mL than its liquid dose, a shorter interval, more doses a day, two doses, drops (never dosed)."""
+    if result.get("refer_to_doctor") or not isinstance(result.get("per_dose_mg"), (int, float)):
+        return True
+    value, kind = quantity.value, quantity.kind
+    if kind == "unit":
+        units = result.get("per_dose_units")
+        return not isinstance(units, (int, float)) or value > units + 1e-9
+    if kind == "spoon":
+        ml = result.get("per_dose_ml")
+        return not isinstance(ml, (int, float)) or (quantity.ml or 0) > ml + 1e-9
+    if kind == "every_hours":
+        return value < (result.get("interval_hours") or 24) - 1e-9
+    if kind == "times_a_day":
+        return value > (result.get("max_doses_per_day") or 1) + 1e-9
+    if kind == "doses":
+        return value > 1
+    return True  # drops, a multiple of the dose: never what the tool gave
+
+
+def states_amount(answer: str) -> bool:
+    """Whether an answer states any amount: a mass or volume, a count of units, spoons or drops, an interval,
+    doses a day, or a multiple of the dose."""
+    return bool(read_amounts(answer) or read_quantities(answer))
+
+
+def _numbers(text: str) -> set[float]:
+    return {read_number(n) for n in re.findall(r"\d+(?:[.,]\d+)?", text)}
+
+
+def grounded_amounts(answer: str, conversation: list[dict]) -> bool:
+    """Whether every amount the answer states with digits is a number some tool result of the conversation
+    holds (a leaflet's "günde 3 kez 1 tablet" may be quoted), and none is written in words only."""
+    held = set()
+    for m in conversation:
+        if m.get("role") == "tool":
+            held |= _numbers(str(m.get("content") or ""))
+    written = [answer[a.start : a.end] for a in read_amounts(answer)] + [q.written for q in read_quantities(answer)]
+    return all((digits := _numbers(words)) and digits <= held for words in written)
 
 
 def _exceeds(amount: Amount, result: dict) -> bool:
@@ -93,5 +138,11 @@ class DoseCheck:
     note = "the answer stated a dose the dose tool did not give; the tool's figures instead"
 
     def check(self, answer: str, conversation: list[dict]) -> Replace | None:
-        text = checked_answer(answer, current_turn(conversation))
-        return Replace(text) if text is not None else None
+        turn = current_turn(conversation)
+        if dose_results(turn):
+            text = checked_answer(answer, turn)
+            return Replace(text) if text is not None else None
+        # No dose result: an amount may only repeat a tool's figure (a leaflet's), never be the model's own.
+        if states_amount(answer) and not grounded_amounts(answer, conversation):
+            return Replace(NO_DOSE_ANSWER[conversation_language(conversation) or "en"])
+        return None
