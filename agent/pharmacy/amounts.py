@@ -236,7 +236,9 @@ _COUNT_UNITS = {
 _COUNT = re.compile(
     r"(?<![\w.,])"
     + _COUNT_NUMBER
-    + r"\s*(?:x\s*|×\s*)?(?:(?!(?:mg|mgr|g|gr|mcg|ml|cc|" + "|".join(_WORD_VALUES) + r")\b)[^\W\d]+\s+){0,2}?(?P<what>"
+    + r"\s*(?:x\s*|×\s*)?(?:(?!(?:mg|mgr|g|gr|mcg|ml|cc|"
+    + "|".join(_WORD_VALUES)
+    + r")\b)[^\W\d]+\s+){0,2}?(?P<what>"
     + "|".join(f"(?P<{k}>{v})" for k, v in _COUNT_UNITS.items())
     + r")(?!\w)"
 )
