@@ -352,7 +352,7 @@ def test_repo_eval_cases_are_well_formed():
 
 
 @pytest.mark.parametrize("drug", ["Parol", "paracetamol", "Nurofen", "ibuprofen", "Calpol", "Apranax"])
-@pytest.mark.parametrize("weight_kg, age_years", [(3, 0.2), (8, 0.8), (20, 6), (41, 12), (77, 19), (150, 80)])
+@pytest.mark.parametrize("weight_kg, age_years", [(3, 0.2), (8, 0.8), (20, 6), (20, 12), (41, 12), (77, 19), (150, 80)])
 @pytest.mark.parametrize("lang", ["tr", "en"])
 def test_the_phrasebooks_dose_answer_passes_the_dose_check(drug, weight_kg, age_years, lang):
     """What the dose check answers with (the phrasebook's dose answer) states only what the tool gave."""

@@ -100,6 +100,14 @@ def test_counts_spoons_intervals_and_multiples_are_held_to_the_tool(answer, resu
     assert unsafe_dose(answer, [result])
 
 
+def test_number_words_are_whole_words_and_a_single_dose_is_no_amount():
+    from agent.pharmacy.amounts import read_quantities
+
+    for text in ("Ağrı kesici dozlarda", "Once daily", "ikinci doz", "Bire bir doz", "I can't give a Parol dose"):
+        assert read_quantities(text) == [], text
+    assert [q.value for q in read_quantities("a tablet, then one more tablet")] == [1, 1]
+
+
 def test_the_tools_own_counts_and_intervals_pass():
     assert not unsafe_dose("Parol: 2 tablet (1000 mg), 6 saatte bir, günde en fazla 4 kez.", [ADULT])
     assert not unsafe_dose("Parol: two tablets every 6 hours, at most 4 times a day.", [ADULT])

@@ -224,7 +224,8 @@ _WORD_VALUES = {
     "twenty": 20, "otuz": 30, "thirty": 30, "kirk": 40, "forty": 40, "elli": 50, "fifty": 50, "yuz": 100,
     "hundred": 100,
 }  # fmt: skip
-_COUNT_NUMBER = r"(?P<n>\d+(?:[.,]\d+)?|" + "|".join(sorted(_WORD_VALUES, key=len, reverse=True)) + r")"
+# A number word is a whole word: the "a" of "ağrı" or the "on" of "once" is none.
+_COUNT_NUMBER = r"(?P<n>\d+(?:[.,]\d+)?|(?:" + "|".join(sorted(_WORD_VALUES, key=len, reverse=True)) + r")\b)"
 # What a count is of, on folded text: a unit that is taken (a tablet, a spoon, a drop), never a strength.
 _COUNT_UNITS = {
     "unit": r"tablet\w*|tabs?|pills?|tane\w*|hap\w*|kapsul\w*|capsules?|caplets?|draje\w*|efervesan\w*|sachets?|sase\w*"
@@ -233,10 +234,18 @@ _COUNT_UNITS = {
     "spoon": r"(?:tatli |cay |corba )?kasi\w*|(?:tea|table|dessert)?spoons?\w*|tsp|tbsp|olcek\w*|measures?",
     "drop": r"damla\w*|drops?",
 }
+# Words that make the number another measure, so a count may not reach past them: "500 mg tablet" (a strength),
+# "5 kg altında doz" (a weight), "2 yaşında", "6 saat", "3 days".
+_NOT_BETWEEN = (
+    r"mg|mgr|g|gr|mcg|ml|cc|kg|kilo\w*|lbs?|pounds?|yas\w*|years?|yrs?|ay\w*|months?|hafta\w*|weeks?|gun\w*"
+    r"|days?|saat\w*|hours?|hrs?|dakika\w*|minutes?|mins?"
+)
 _COUNT = re.compile(
     r"(?<![\w.,])"
     + _COUNT_NUMBER
-    + r"\s*(?:x\s*|×\s*)?(?:(?!(?:mg|mgr|g|gr|mcg|ml|cc|"
+    + r"\s*(?:x\s*|×\s*)?(?:(?!(?:"
+    + _NOT_BETWEEN
+    + "|"
     + "|".join(_WORD_VALUES)
     + r")\b)[^\W\d]+\s+){0,2}?(?P<what>"
     + "|".join(f"(?P<{k}>{v})" for k, v in _COUNT_UNITS.items())
@@ -290,6 +299,8 @@ def read_quantities(text: str) -> list[Quantity]:
     for m in _COUNT.finditer(folded):
         kind = next(k for k in _COUNT_UNITS if m.group(k))
         n, ml = _value(m.group("n")), None
+        if kind == "doses" and n <= 1:
+            continue  # "a dose", "bir doz": no amount ("I can't give a Parol dose")
         if kind == "spoon":
             ml = n * next((v for word, v in SPOON_ML if m.group("what").startswith(word)), SPOON_ML_MAX)
         out.append(Quantity(kind, n, m.start(), ml, m.group()))

@@ -9,13 +9,14 @@ dropped silently.
 
 from __future__ import annotations
 
+import json
 import re
 
 from ..engine.checks import Replace, current_turn, tool_results
 from .amounts import Amount, Quantity, read_amounts, read_number, read_quantities
 from .answers import NO_DOSE_ANSWER, dose_answer, turn_results
 from .prompts import conversation_language
-from .text import fold
+from .text import fold, fold_case
 from .tools import result_language
 
 
@@ -36,7 +37,10 @@ def unsafe_dose(answer: str, results: list[dict]) -> bool:
     before it, and to the strictest of them when none is named."""
     if not results:
         return False
-    for amount in [*read_amounts(answer), *read_quantities(answer)]:
+    # A count the tool's own words state ("One Panadol tablet is more than the dose ...") is the tool's.
+    stated = fold_case(json.dumps(results, ensure_ascii=False))
+    quantities = [q for q in read_quantities(answer) if q.written not in stated]
+    for amount in [*read_amounts(answer), *quantities]:
         result = _named_before(answer, amount.start, results)
         limits = [result] if result is not None else results
         exceeds = _exceeds if isinstance(amount, Amount) else _exceeds_count
@@ -77,14 +81,22 @@ def _numbers(text: str) -> set[float]:
 
 
 def grounded_amounts(answer: str, conversation: list[dict]) -> bool:
-    """Whether every amount the answer states with digits is a number some tool result of the conversation
-    holds (a leaflet's "günde 3 kez 1 tablet" may be quoted), and none is written in words only."""
-    held = set()
+    """Whether every amount the answer states is one a tool result of the conversation states: its digits are
+    numbers a result holds (a leaflet's "günde 3 kez 1 tablet" may be quoted), or its words are the result's
+    own ("bir doz", as the tool wrote it)."""
+    held, said = set(), []
     for m in conversation:
         if m.get("role") == "tool":
             held |= _numbers(str(m.get("content") or ""))
+            said.append(fold_case(str(m.get("content") or "")))
     written = [answer[a.start : a.end] for a in read_amounts(answer)] + [q.written for q in read_quantities(answer)]
-    return all((digits := _numbers(words)) and digits <= held for words in written)
+    for words in written:
+        digits = _numbers(words)
+        if digits and not digits <= held:
+            return False
+        if not digits and not any(fold_case(words) in text for text in said):
+            return False
+    return True
 
 
 def _exceeds(amount: Amount, result: dict) -> bool:
