@@ -137,6 +137,14 @@ def test_an_amount_with_no_dose_result_is_replaced_unless_a_tool_stated_it():
     said = "Parol: günde 3 kez iki tablet."  # "iki" is no figure of the leaflet's
     assert check.check(said, conversation("Parol nasıl kullanılır?", said, leaflet)) == Replace(NO_DOSE_ANSWER["tr"])
     assert check.check("Parol ağrı kesicidir; 112'yi arayın.", conversation("parol?", "x")) is None
+    # A document the patient attached (a prescription) is a source; the patient's own words are not.
+    note = [{"role": "user", "content": "nota göre nasıl alayım?", "reference": "Hekim notu: günde 2 kez, 5 gün."}]
+    told = "Notunuza göre günde 2 kez, 5 gün."
+    assert check.check(told, [*note, {"role": "assistant", "content": told}]) is None
+    asked = [{"role": "user", "content": "günde 8 tablet içsem olur mu?"}]
+    assert check.check("Günde 8 tablet olur.", [*asked, {"role": "assistant", "content": "x"}]) == Replace(
+        NO_DOSE_ANSWER["tr"]
+    )
 
 
 def test_with_answers_from_the_model_an_amount_no_tool_gave_never_reaches_the_patient():

@@ -80,15 +80,29 @@ def _numbers(text: str) -> set[float]:
     return {read_number(n) for n in re.findall(r"\d+(?:[.,]\d+)?", text)}
 
 
-def grounded_amounts(answer: str, conversation: list[dict]) -> bool:
-    """Whether every amount the answer states is one a tool result of the conversation states: its digits are
-    numbers a result holds (a leaflet's "günde 3 kez 1 tablet" may be quoted), or its words are the result's
-    own ("bir doz", as the tool wrote it)."""
-    held, said = set(), []
+def _sources(conversation: list[dict]) -> list[str]:
+    """The texts an answer may take an amount from: every tool result, and the documents the patient attached
+    (a user message's `reference`, a string or a list of them, as the template renders it; a prescription's
+    "günde 2 kez" is the prescriber's). The patient's own words are not among them: an amount they ask about
+    is not confirmed by repeating it."""
+    out = []
     for m in conversation:
         if m.get("role") == "tool":
-            held |= _numbers(str(m.get("content") or ""))
-            said.append(fold_case(str(m.get("content") or "")))
+            out.append(str(m.get("content") or ""))
+        elif m.get("role") == "user":
+            metadata = m.get("metadata") if isinstance(m.get("metadata"), dict) else {}
+            ref = m.get("reference") if m.get("reference") is not None else metadata.get("reference")
+            out += [ref] if isinstance(ref, str) else [r for r in ref or [] if isinstance(r, str)]
+    return out
+
+
+def grounded_amounts(answer: str, conversation: list[dict]) -> bool:
+    """Whether every amount the answer states is one a source of the conversation (a tool result, an attached
+    document) states: its digits are numbers a source holds (a leaflet's "günde 3 kez 1 tablet" may be quoted),
+    or its words are a source's own ("bir doz", as the tool wrote it)."""
+    sources = _sources(conversation)
+    held = set().union(*(_numbers(text) for text in sources)) if sources else set()
+    said = [fold_case(text) for text in sources]
     written = [answer[a.start : a.end] for a in read_amounts(answer)] + [q.written for q in read_quantities(answer)]
     for words in written:
         digits = _numbers(words)
@@ -154,7 +168,7 @@ class DoseCheck:
         if dose_results(turn):
             text = checked_answer(answer, turn)
             return Replace(text) if text is not None else None
-        # No dose result: an amount may only repeat a tool's figure (a leaflet's), never be the model's own.
+        # No dose result: an amount may only repeat a tool's or a document's figure, never be the model's own.
         if states_amount(answer) and not grounded_amounts(answer, conversation):
             return Replace(NO_DOSE_ANSWER[conversation_language(conversation) or "en"])
         return None
