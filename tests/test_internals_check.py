@@ -94,7 +94,10 @@ def test_the_base_model_dumping_a_schema_into_its_answer_is_caught():
 
     events: list[dict] = []
     model, tokenizer = load_model(None, device="cpu", adapter="none")
-    agent = pharmacist_agent(model, tokenizer, config=AgentConfig(max_new_tokens=256), on_event=events.append)
+    # triage=[]: the emergency detector takes this question for one (a known false alarm, docs/security.md), and
+    # this test is about what the model writes.
+    agent = pharmacist_agent(model, tokenizer, config=AgentConfig(max_new_tokens=256), on_event=events.append,
+                             triage=[])  # fmt: skip
     result = agent.run("Could you look up the warnings of Losartan?")
     event = next(e for e in events if e["type"] == "internals_check")
     assert event["action"] == "replace" and "age_years" in result.replaced_answer
