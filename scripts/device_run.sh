@@ -20,7 +20,7 @@ python -V && nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
 if compgen -G "build/device-wheels/*.whl" >/dev/null; then
     python -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
         build/device-wheels/*.whl
-    export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+    export PYTHONPATH=/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH}  # the repo: training/ scripts import agent
 fi
 mkdir -p "$out"
 case $what in

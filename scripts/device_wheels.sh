@@ -16,7 +16,7 @@ pins=$(.venv/bin/pip list --format=freeze 2>/dev/null)
 # the openai client) add, at the versions this repo is tested with.
 want="transformers trl datasets huggingface_hub tokenizers safetensors dill multiprocess xxhash fsspec rapidfuzz
     jsonschema jsonschema-specifications referencing rpds-py openai httpx2 sniffio jiter distro pydantic pydantic_core
-    annotated-types typing-inspection typing-extensions fastapi starlette uvicorn opentelemetry-api importlib-metadata gguf $*"
+    annotated-types typing-inspection typing-extensions fastapi starlette uvicorn opentelemetry-api importlib-metadata gguf httpcore2 truststore click hf-xet anyio idna h11 $*"
 specs=()
 for name in $want; do
     pattern=${name//[-_]/[-_]}
