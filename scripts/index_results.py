@@ -174,6 +174,38 @@ RUNS: tuple[Run, ...] = (
             ("templated_dev", "eval/templated_dev.jsonl", "templated dev"),
         )
     ),
+    *(
+        Run(
+            f"recipe_gpu/{variant}/{stem}",
+            f"recipe_gpu/{variant}/{stem}",
+            cases,
+            f"the recipe on one H200 (device_run.sh session), {what}, {label}",
+            f"python training/recipe.py training/recipes/default.yaml --device cuda{sets}",
+            training_info=f"recipe_gpu/{variant}/training_info.json",
+        )
+        for variant, what, sets in (
+            ("decision", "as committed (640 decision examples, LoRA on the top 10 layers)", ""),
+            (
+                "full",
+                "at full size (1,200 whole conversations, LoRA on all 30 layers)",
+                " --set data.conversations=1200 --set data.examples=0 --set train.layers=30",
+            ),
+        )
+        for stem, cases, label in (
+            ("freetext_dev", FREETEXT_DEV, "free-text dev"),
+            ("templated_dev", "eval/templated_dev.jsonl", "templated dev"),
+        )
+    ),
+    Run(
+        "recipe_gpu/many10/freetext_dev",
+        "recipe_gpu/many10/freetext_dev",
+        FREETEXT_DEV,
+        "the recipe on one H200, 4,000 decision examples of 1,200 conversations, every decision after results, LoRA "
+        "on the top 10 layers, free-text dev (its templated dev run was cut by the session's device time)",
+        "python training/recipe.py training/recipes/default.yaml --device cuda --set data.conversations=1200 "
+        "--set data.examples=4000 --set data.after_results=1.0 --set train.layers=10",
+        training_info="recipe_gpu/many10/training_info.json",
+    ),
     # ---- archived: the history docs/training.md tells (git history keeps the files)
     Run("templated/stage1", "stage1", TEMPLATED, _stage(1), stage=1),
     Run("templated/stage1_grounded", "stage1_grounded", TEMPLATED, _stage(1, ", grounded names"), stage=1),
