@@ -20,8 +20,11 @@ _EXPORTS = {
     "Agent": ".engine",
     "AgentConfig": ".engine",
     "AgentResult": ".engine",
+    "Backend": ".engine",
+    "BackendOptions": ".engine",
     "RunStats": ".engine",
     "StepStats": ".engine",
+    "build_backend": ".engine",
     "chat_template": ".ppsf",
     "load_model": ".engine.models",
     "load_tokenizer": ".ppsf",
@@ -35,8 +38,11 @@ __all__ = [
     "Agent",
     "AgentConfig",
     "AgentResult",
+    "Backend",
+    "BackendOptions",
     "RunStats",
     "StepStats",
+    "build_backend",
     "chat_template",
     "load_model",
     "load_tokenizer",
@@ -46,7 +52,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from .engine import Agent, AgentConfig, AgentResult, RunStats, StepStats
+    from .engine import Agent, AgentConfig, AgentResult, Backend, BackendOptions, RunStats, StepStats, build_backend
     from .engine.models import load_model
     from .pharmacy import pharmacist_agent
     from .ppsf import chat_template, load_tokenizer, response_template, use_ppsf

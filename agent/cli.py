@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from .engine.agent import AgentConfig, AgentResult, InputTooLong
+from .engine.backends import backend_errors, build_backend
 from .engine.transcript import new_transcript_path
 from .pharmacy import SYSTEM_PROMPT, demo_examples, pharmacist_agent
-from .run_options import add_run_options, positive_int
-
-DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"  # as agent.engine.openai_backend: not imported here, openai is optional
+from .run_options import add_backend_options, add_run_options, backend_options
 
 
 def default_transcript() -> Path:
@@ -22,17 +20,6 @@ def default_transcript() -> Path:
     from .engine.models import cache_dir
 
     return new_transcript_path(cache_dir() / "transcripts")
-
-
-def positive_seconds(text: str) -> float:
-    """argparse type: a number of seconds > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text}")
-    return value
 
 
 def undecodable(text: str) -> str | None:
@@ -50,56 +37,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="A PPSF pharmacist agent: it looks drugs up with offline tools, then answers.",
     )
     p.add_argument("question", nargs="?", help="ask once and exit; without it, chat interactively")
-    p.add_argument(
-        "--model",
-        help="local backend: Hub id or local folder of a causal LM (default: bundled SmolLM2-135M-Instruct); "
-        "openai backend: the served model's name (default: the only model the server lists)",
-    )
-    p.add_argument(
-        "--backend",
-        default="local",
-        choices=["local", "llamacpp", "openai"],
-        help="local: run the model here with transformers; llamacpp: run a GGUF here with llama.cpp (the agent's "
-        "own decoding on llama.cpp's forward pass; needs llama-cpp-python); openai: any OpenAI-compatible "
-        "server's completions endpoint (vLLM, llama.cpp's server, `transformers serve`, ...), prompted and "
-        "parsed with this repo's tokenizer",
-    )
-    p.add_argument(
-        "--gguf",
-        type=Path,
-        help="llamacpp backend: a PPSF-tuned GGUF (default: the default model exported by `python -m agent.export`, "
-        "q8_0, made on first use)",
-    )
-    p.add_argument(
-        "--threads",
-        type=positive_int,
-        help="CPU threads for the local and llamacpp backends (default: the usable cores that are not busy)",
-    )
-    p.add_argument("--base-url", help=f"openai backend: the server's API root (default: {DEFAULT_BASE_URL})")
-    p.add_argument(
-        "--no-prefix-store",
-        action="store_true",
-        help="local and llamacpp backends: do not keep the KV state of the prompt's fixed prefix (system prompt, "
-        "tools; never your messages) on disk ($PPSF_PREFIXES, else the PPSF cache's prefixes/), from which the "
-        "next run starts instead of prefilling ~1,000 tokens",
-    )
+    add_backend_options(p)
     add_run_options(p, max_steps=5, max_new_tokens=256)
-    p.add_argument(
-        "--timeout",
-        type=positive_seconds,
-        default=60.0,
-        help="openai backend: seconds one generation step may take, connection and whole stream included "
-        "(default: 60); a step that runs over is an error, never retried",
-    )
     system = p.add_mutually_exclusive_group()
     system.add_argument("--system", help="system prompt text (any language)")
     system.add_argument("--system-file", type=Path, help="read the system prompt from a UTF-8 file")
-    p.add_argument(
-        "--adapter",
-        default="auto",
-        help="local backend: a PEFT LoRA adapter folder merged into the model, or 'none' (default: the repo's "
-        "PPSF adapter, adapter/, merged into the default model when it is there)",
-    )
     p.add_argument(
         "--no-examples",
         action="store_true",
@@ -164,59 +106,10 @@ def _summary(result: AgentResult) -> str:
     )
 
 
-def _backend(args: argparse.Namespace) -> tuple[Any, Any, Any]:
-    """(model, tokenizer, generator): a local model (generator None: the Agent builds its own), or a server."""
-    if args.backend == "openai":
-        from .engine.openai_backend import OpenAIGenerator
-        from .ppsf import load_tokenizer
-
-        # The prompt is rendered and the reply parsed here, with this repo's tokenizer and templates.
-        tokenizer = load_tokenizer()
-        generator = OpenAIGenerator(
-            args.model, tokenizer, base_url=args.base_url or DEFAULT_BASE_URL, timeout=args.timeout
-        )
-        generator.check()
-        return None, tokenizer, generator
-    from .engine.threads import choose_threads
-
-    if args.backend == "llamacpp":
-        from .engine.llamacpp_backend import LlamaCppGenerator, load_llama
-        from .engine.models import recorded_tools
-        from .export import default_gguf
-        from .ppsf import load_tokenizer
-
-        args.adapter_loaded = True  # a GGUF for this agent is the tuned model (agent.export)
-        gguf = Path(args.gguf or default_gguf())
-        args.tool_schemas = recorded_tools(gguf.parent, gguf.parent.parent)  # the export: OUT/gguf/NAME.gguf
-        llama = load_llama(gguf, threads=args.threads)
-        tokenizer = load_tokenizer()
-        return None, tokenizer, LlamaCppGenerator(llama, tokenizer)
-    import torch
-
-    from .engine.models import load_model, recorded_tools, resolve_adapter
-
-    torch.set_num_threads(choose_threads(args.threads))
-
-    adapter_dir = resolve_adapter(args.adapter, args.model)
-    args.adapter_loaded = adapter_dir is not None
-    args.tool_schemas = recorded_tools(adapter_dir, args.model)
-    model, tokenizer = load_model(args.model, device=args.device, dtype=args.dtype, adapter=adapter_dir)
-    return model, tokenizer, None
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.base_url is not None and args.backend != "openai":
-        parser.error("--base-url needs --backend openai")
-    if args.adapter != "auto" and args.backend != "local":
-        parser.error("--adapter needs --backend local")
-    if args.model is not None and args.backend == "llamacpp":
-        parser.error("--model is for the local and openai backends; --backend llamacpp takes --gguf")
-    if args.gguf is not None and args.backend != "llamacpp":
-        parser.error("--gguf needs --backend llamacpp")
-    if args.threads is not None and args.backend == "openai":
-        parser.error("--threads is for the local and llamacpp backends")
+    options = backend_options(parser, args)  # an option of another backend is a usage error
     if args.question is not None:
         problem = undecodable(args.question) or ("it is empty" if not args.question.strip() else None)
         if problem:
@@ -230,20 +123,9 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     else:
         system_prompt = args.system if args.system is not None else SYSTEM_PROMPT
-    from .engine.models import ModelLoadError
-    from .ppsf import PPSFRepoError
-
-    errors: tuple[type[Exception], ...] = (ModelLoadError, PPSFRepoError, ValueError)
-    if args.backend == "llamacpp":
-        from .export import ExportError
-
-        errors += (ImportError, FileNotFoundError, ExportError)
-    if args.backend == "openai":
-        from .engine.openai_backend import ServingError
-
-        errors += (ServingError,)
+    errors = backend_errors(options.backend)
     try:
-        model, tokenizer, generator = _backend(args)
+        backend = build_backend(options)
     except errors as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -256,24 +138,16 @@ def main(argv: list[str] | None = None) -> int:
         transcript=transcript,
     )
     agent = pharmacist_agent(
-        model,
-        tokenizer,
+        backend,
         config=config,
-        generator=generator,
         # The tuned model (PPSF adapter) writes the format itself; a plain model gets one worked example.
-        examples=None if args.no_examples or getattr(args, "adapter_loaded", False) else demo_examples(),
+        examples=None if args.no_examples or backend.tuned else demo_examples(),
         grounded_names=not args.no_grounded_names,
         whole_names=not args.no_whole_names,
         names_only=not args.no_names_only,
         answers=args.answers,
         on_event=printer,
-        tool_schemas=getattr(args, "tool_schemas", None),
     )
-    if args.backend != "openai" and not args.no_prefix_store:
-        from .engine.models import cache_dir
-        from .engine.prefix_store import PrefixStore
-
-        agent.generator.prefix_store = PrefixStore(os.environ.get("PPSF_PREFIXES") or cache_dir() / "prefixes")
 
     def answer(conversation: str | list[dict]) -> AgentResult:
         result = agent.run(conversation)

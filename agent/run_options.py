@@ -1,9 +1,18 @@
-"""Command-line options shared by `python -m agent` (agent.cli) and `python -m agent.eval` (agent.eval.runner),
-declared once here so that neither front end imports the other."""
+"""Command-line options shared by `python -m agent` (agent.cli), `python -m agent.eval` (agent.eval.runner) and
+`python app.py` (agent.web), declared once here so that no front end imports another: what to run the agent on
+(add_backend_options, read back as agent.engine.backends.BackendOptions by backend_options) and how a run goes
+(add_run_options)."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .engine.backends import BackendOptions
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"  # as agent.engine.backends': not imported here, the flags load no torch
 
 
 def positive_int(text: str) -> int:
@@ -17,9 +26,100 @@ def positive_int(text: str) -> int:
     return value
 
 
+def positive_seconds(text: str) -> float:
+    """argparse type: a number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text}")
+    return value
+
+
+def add_backend_options(p: argparse.ArgumentParser) -> None:
+    """--backend, --model, --adapter, --gguf, --base-url, --device, --dtype, --threads, --timeout and
+    --no-prefix-store: the fields of BackendOptions, with its defaults."""
+    p.add_argument(
+        "--model",
+        help="local backend: Hub id or local folder of a causal LM (default: bundled SmolLM2-135M-Instruct); "
+        "openai backend: the served model's name (default: the only model the server lists)",
+    )
+    p.add_argument(
+        "--backend",
+        default="local",
+        choices=["local", "llamacpp", "openai"],
+        help="local: run the model here with transformers; llamacpp: run a GGUF here with llama.cpp (the agent's "
+        "own decoding on llama.cpp's forward pass; needs llama-cpp-python); openai: any OpenAI-compatible "
+        "server's completions endpoint (vLLM, llama.cpp's server, `transformers serve`, ...), prompted and "
+        "parsed with this repo's tokenizer",
+    )
+    p.add_argument(
+        "--adapter",
+        default="auto",
+        help="local backend: a PEFT LoRA adapter folder merged into the model, or 'none' (default: the repo's "
+        "PPSF adapter, adapter/, merged into the default model when it is there)",
+    )
+    p.add_argument(
+        "--gguf",
+        type=Path,
+        help="llamacpp backend: a PPSF-tuned GGUF (default: the default model exported by `python -m agent.export`, "
+        "q8_0, made on first use)",
+    )
+    p.add_argument(
+        "--threads",
+        type=positive_int,
+        help="CPU threads for the local and llamacpp backends (default: the usable cores that are not busy)",
+    )
+    p.add_argument("--base-url", help=f"openai backend: the server's API root (default: {DEFAULT_BASE_URL})")
+    p.add_argument(
+        "--timeout",
+        type=positive_seconds,
+        default=60.0,
+        help="openai backend: seconds one generation step may take, connection and whole stream included "
+        "(default: 60); a step that runs over is an error, never retried",
+    )
+    p.add_argument(
+        "--no-prefix-store",
+        action="store_true",
+        help="local and llamacpp backends: do not keep the KV state of the prompt's fixed prefix (system prompt, "
+        "tools; never your messages) on disk ($PPSF_PREFIXES, else the PPSF cache's prefixes/), from which the "
+        "next run starts instead of prefilling ~1,000 tokens",
+    )
+    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"], help="local backend")
+    p.add_argument(
+        "--dtype",
+        default="auto",
+        choices=["auto", "float32", "bfloat16", "float16"],
+        help="local backend (auto: bfloat16 on CUDA, float32 elsewhere)",
+    )
+
+
+def backend_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> BackendOptions:
+    """The options add_backend_options declared, as parsed into args; options that do not go together (an option
+    of another backend) are the parser's error (usage, the message, exit status 2)."""
+    from .engine.backends import BackendOptionError, BackendOptions
+
+    try:
+        return BackendOptions(
+            backend=args.backend,
+            model=args.model,
+            adapter=args.adapter,
+            gguf=args.gguf,
+            base_url=args.base_url,
+            device=args.device,
+            dtype=args.dtype,
+            threads=args.threads,
+            timeout=args.timeout,
+            prefix_store=not args.no_prefix_store,
+        )
+    except BackendOptionError as e:
+        parser.error(str(e))
+
+
 def add_run_options(p: argparse.ArgumentParser, *, max_steps: int, max_new_tokens: int) -> None:
-    """--device, --dtype, --max-steps, --max-new-tokens and --answers, declared once for the CLI and agent.eval
-    (whose defaults differ on purpose: its committed results ran with 4 steps of 128 tokens)."""
+    """--answers, --max-steps and --max-new-tokens, declared once for the CLI and agent.eval (whose defaults differ
+    on purpose: its committed results ran with 4 steps of 128 tokens)."""
     p.add_argument(
         "--answers",
         default="tools",
@@ -27,8 +127,6 @@ def add_run_options(p: argparse.ArgumentParser, *, max_steps: int, max_new_token
         help="who writes an answer the tools' results cover: the tools (the phrasebook; default, for the bundled "
         "model) or the model (a larger one); the safety rules apply either way",
     )
-    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"])
-    p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"])
     p.add_argument(
         "--max-steps", type=positive_int, default=max_steps, help="generation steps before a final answer is forced"
     )

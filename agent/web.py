@@ -22,15 +22,16 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .cli import undecodable
 from .engine.agent import AgentConfig, Event, InputTooLong
-from .engine.generation import CachedGenerator
+from .engine.backends import Backend, backend_errors, build_backend
 from .engine.transcript import json_line, private_dir
-from .pharmacy import SYSTEM_PROMPT, pharmacist_agent
+from .pharmacy import SYSTEM_PROMPT, demo_examples, pharmacist_agent
+from .run_options import add_backend_options, backend_options
 
 SPACE_BASE_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 LANGUAGE_NOTE = {"TR": " Yanıtı Türkçe ver.", "EN": " Answer in English."}
@@ -110,25 +111,14 @@ SAFETY_RULE_ADDED = "A safety rule added to this answer."
 
 
 class PharmacistApp:
-    """The model, loaded once, and the runs of every tab through it, one at a time."""
+    """The backend, built once, and the runs of every tab through it, one at a time."""
 
-    def __init__(
-        self,
-        model: Any,
-        tokenizer: Any,
-        generator: Any = None,
-        *,
-        adapter_loaded: bool = True,
-        tool_schemas: dict[str, dict] | None = None,
-    ) -> None:
-        self.model, self.tokenizer, self.tool_schemas = model, tokenizer, tool_schemas
-        self.examples = None
-        if not adapter_loaded:
-            from .pharmacy import demo_examples
-
-            self.examples = demo_examples()
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+        # The tuned model writes the format itself; a plain model gets one worked example (as the CLI).
+        self.examples = None if backend.tuned else demo_examples()
         # One generator (and KV cache) for the process; a run of another tab starts from an empty cache.
-        self.generator = generator or CachedGenerator(model, tokenizer)
+        self.generator = backend.generator
         self._lock = threading.Lock()
         self._last_session: str | None = None
         self.downloads = downloads_folder()  # the tabs' transcript downloads (see serve)
@@ -138,8 +128,8 @@ class PharmacistApp:
         prompt = (system_prompt.strip() or SYSTEM_PROMPT) + LANGUAGE_NOTE.get(language, "")
         config = AgentConfig(system_prompt=prompt, max_steps=int(max_steps))
         return pharmacist_agent(
-            self.model, self.tokenizer, config=config, generator=self.generator, examples=self.examples,
-            on_event=on_event, language={"TR": "tr", "EN": "en"}.get(language), tool_schemas=self.tool_schemas,
+            self.backend, config=config, examples=self.examples, on_event=on_event,
+            language={"TR": "tr", "EN": "en"}.get(language),
         )  # fmt: skip
 
     def run(
@@ -292,18 +282,14 @@ def build(app: PharmacistApp):
     return demo
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """The options of `python app.py`."""
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of `python app.py`'s options: the address, the backend options the CLI shares, the downloads."""
     parser = argparse.ArgumentParser(prog="python app.py", description="The PPSF pharmacist as a Gradio chat.")
     # No defaults of our own: left unset, Gradio reads GRADIO_SERVER_NAME / GRADIO_SERVER_PORT (which containers,
     # proxies and Spaces set), else binds 127.0.0.1 on the first free port from 7860.
     parser.add_argument("--host", help="address to bind (default: $GRADIO_SERVER_NAME, else 127.0.0.1)")
     parser.add_argument("--port", type=int, help="port (default: $GRADIO_SERVER_PORT, else the first free from 7860)")
-    parser.add_argument("--model", help="Hub id or local folder (default: the bundled SmolLM2-135M-Instruct)")
-    parser.add_argument("--adapter", default="auto", help="PEFT adapter folder or 'none' (default: the repo's)")
-    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"])
-    parser.add_argument("--backend", default="local", choices=["local", "openai"])
-    parser.add_argument("--base-url", help="openai backend: the server's API root")
+    add_backend_options(parser)
     parser.add_argument(
         "--keep-transcripts",
         action="store_true",
@@ -312,30 +298,30 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         f"exits; by default they are deleted 10 minutes after each download and all at exit (also: "
         f"{KEEP_TRANSCRIPTS_ENV}=1)",
     )
-    return parser.parse_args(argv)
+    return parser
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The options of `python app.py`."""
+    return build_parser().parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    if args.backend == "openai":
-        from .engine.openai_backend import DEFAULT_BASE_URL, OpenAIGenerator
-        from .ppsf import load_tokenizer
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    options = backend_options(parser, args)
+    if options.backend == "local" and options.model is None and os.environ.get("SPACE_ID"):
+        from .engine.models import default_adapter_dir
 
-        tokenizer = load_tokenizer()
-        generator = OpenAIGenerator(args.model, tokenizer, base_url=args.base_url or DEFAULT_BASE_URL)
-        app = PharmacistApp(None, tokenizer, generator)
-    else:
-        from .engine.models import default_adapter_dir, load_model, recorded_tools, resolve_adapter
-
-        if args.model is None and os.environ.get("SPACE_ID"):
-            # A Hugging Face Space has no bundled GGUF: the base model from the Hub, with the repo's adapter.
-            args.model = SPACE_BASE_MODEL
-            args.adapter = str(default_adapter_dir()) if args.adapter == "auto" else args.adapter
-        adapter = resolve_adapter(args.adapter, args.model)
-        model, tokenizer = load_model(args.model, device=args.device, adapter=adapter)
-        schemas = recorded_tools(adapter, args.model)
-        app = PharmacistApp(model, tokenizer, adapter_loaded=adapter is not None, tool_schemas=schemas)
-    return serve(app, host=args.host, port=args.port, keep_transcripts=args.keep_transcripts)
+        # A Hugging Face Space has no bundled GGUF: the base model from the Hub, with the repo's adapter.
+        adapter = str(default_adapter_dir()) if options.adapter == "auto" else options.adapter
+        options = replace(options, model=SPACE_BASE_MODEL, adapter=adapter)
+    try:
+        backend = build_backend(options)
+    except backend_errors(options.backend) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return serve(PharmacistApp(backend), host=args.host, port=args.port, keep_transcripts=args.keep_transcripts)
 
 
 def serve(app: PharmacistApp, *, host: str, port: int, keep_transcripts: bool = False) -> int:

@@ -141,11 +141,11 @@ def first_call(messages: list[dict]) -> tuple[str | None, Any]:
 EXAMPLES = False
 
 
-def pharmacist_agent_for(model, tokenizer, config, generator, answers: str = "tools"):
+def pharmacist_agent_for(backend, config, answers: str = "tools"):
     from agent.pharmacy import demo_examples, pharmacist_agent
 
     examples = demo_examples() if EXAMPLES else None
-    return pharmacist_agent(model, tokenizer, config=config, examples=examples, generator=generator, answers=answers)
+    return pharmacist_agent(backend, config=config, examples=examples, answers=answers)
 
 
 def cut_at_stop(text: str) -> str:
@@ -158,26 +158,27 @@ def cut_at_stop(text: str) -> str:
 
 # ---- (a) this agent (and (f): the same on llama.cpp) ----
 class AgentSystem:
-    """agent.Agent with a recording CachedGenerator; the KV cache is dropped before each question."""
+    """agent.Agent with a recording generator (a CachedGenerator of its own, or the llama.cpp one); the KV cache is
+    dropped before each question."""
 
     def __init__(
         self,
-        model,
+        generator,
         tokenizer,
         max_steps: int,
         max_new_tokens: int,
-        generator=None,
         name: str = "",
         cold: bool = False,
         answers: str = "tools",
     ) -> None:
         from agent.engine.agent import AgentConfig
-        from agent.engine.generation import CachedGenerator
+        from agent.engine.backends import CUSTOM, Backend
 
         self.tokenizer = tokenizer
-        self.recorder = Recorder(generator or CachedGenerator(model, tokenizer))
+        self.recorder = Recorder(generator)
         config = AgentConfig(max_steps=max_steps, max_new_tokens=max_new_tokens)
-        self.agent = pharmacist_agent_for(model, tokenizer, config, self.recorder, answers)
+        # A backend around the recorder (made here, not by build_backend): every step it generates is kept.
+        self.agent = pharmacist_agent_for(Backend(CUSTOM, self.recorder, tokenizer), config, answers)
         self.cold = cold
         if cold:
             self.recorder.inner.draft_tokens = 0
@@ -692,7 +693,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from agent.engine.models import load_model
+    from agent.engine.backends import BackendOptions, build_backend
+    from agent.engine.generation import CachedGenerator
     from agent.engine.threads import choose_threads
     from agent.export import default_export_dir, default_gguf
     from agent.ppsf import load_tokenizer
@@ -700,8 +702,10 @@ def main(argv: list[str] | None = None) -> int:
     threads = choose_threads(args.threads)  # chosen once, before any system loads: all run on the same count
     torch.manual_seed(0)
     torch.set_num_threads(threads)
-    # The tuned model everywhere (the PPSF adapter merged; its export for llama.cpp and smolagents).
-    model, tokenizer = load_model(device="cpu", dtype="float32")
+    # The tuned model everywhere (the PPSF adapter merged; its export for llama.cpp and smolagents). No prefix state
+    # on disk: every system starts its first question from the same empty cache.
+    local = build_backend(BackendOptions(device="cpu", dtype="float32", threads=threads, prefix_store=False))
+    model, tokenizer = local.generator.model, local.tokenizer
     repo_tokenizer = load_tokenizer()  # this repo as a user loads it: the loops' tokenizer
     settings = (
         f"{len(cases)} cases, max_steps={max_steps}, max_new_tokens={max_new_tokens}, greedy, tuned model, "
@@ -710,10 +714,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"machine: {machine_line()}\nsettings: {settings}", file=sys.stderr)
     llama = llama_generator = None
     if names & {"agent_llamacpp", "llamacpp_loop"}:
-        from agent.engine.llamacpp_backend import LlamaCppGenerator, load_llama
-
         gguf = args.gguf or default_gguf()
-        llama_generator = LlamaCppGenerator(load_llama(gguf, threads=threads), repo_tokenizer)
+        options = BackendOptions(backend="llamacpp", gguf=gguf, threads=threads, prefix_store=False)
+        llama_generator = build_backend(options).generator
         settings += f"; GGUF {gguf.name}"
     systems: list[Any] = []
 
@@ -721,16 +724,19 @@ def main(argv: list[str] | None = None) -> int:
         system.run.key = key
         systems.append(system)
 
+    # Each torch system has a generator of its own on the one model: its own KV cache, prefix snapshots, drafts.
     if "agent_cold" in names:  # the previous release: every question from an empty cache, no lookahead
-        add("agent_cold", AgentSystem(model, tokenizer, max_steps, max_new_tokens, cold=True))
+        cold = CachedGenerator(model, tokenizer)
+        add("agent_cold", AgentSystem(cold, tokenizer, max_steps, max_new_tokens, cold=True))
     if "agent_model_answers" in names:  # before the phrasebook: the model writes every answer
         name = "agent, the model writes answers (torch)"
-        add("agent_model_answers", AgentSystem(model, tokenizer, max_steps, max_new_tokens, name=name, answers="model"))
+        writes = CachedGenerator(model, tokenizer)
+        add("agent_model_answers", AgentSystem(writes, tokenizer, max_steps, max_new_tokens, name, answers="model"))
     if "agent" in names:  # the tools' results write the answers they cover (answers="tools", the default)
-        add("agent", AgentSystem(model, tokenizer, max_steps, max_new_tokens))
+        add("agent", AgentSystem(CachedGenerator(model, tokenizer), tokenizer, max_steps, max_new_tokens))
     if "agent_llamacpp" in names:
         name = "agent (this repo, llama.cpp)"
-        add("agent_llamacpp", AgentSystem(None, repo_tokenizer, max_steps, max_new_tokens, llama_generator, name))
+        add("agent_llamacpp", AgentSystem(llama_generator, repo_tokenizer, max_steps, max_new_tokens, name))
     if "pipeline" in names:
         add("pipeline", PipelineSystem(model, repo_tokenizer, max_steps, max_new_tokens))
     if "stops" in names:

@@ -46,26 +46,23 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [int(s) for s in args.sizes.split(",")]
     import torch
 
-    from agent.engine.generation import CachedGenerator
+    from agent.engine.backends import BackendOptions, build_backend
     from agent.engine.threads import choose_threads
-    from agent.ppsf import load_tokenizer
 
     threads = choose_threads(args.threads)
     torch.set_num_threads(threads)
-    tokenizer = load_tokenizer()
     generators = {}
     for engine in args.engines.split(","):
+        # Only forward passes are timed: no prefix state is read or written.
         if engine == "torch":
-            from agent.engine.models import load_model
-
-            model, _ = load_model(device="cpu", dtype="float32")
-            generators["torch fp32"] = CachedGenerator(model, tokenizer)
+            options = BackendOptions(device="cpu", dtype="float32", threads=threads, prefix_store=False)
+            generators["torch fp32"] = build_backend(options).generator
         elif engine == "llamacpp":
-            from agent.engine.llamacpp_backend import LlamaCppGenerator, load_llama
             from agent.export import default_gguf
 
             for gguf in args.gguf or [default_gguf()]:
-                generators[f"llama.cpp {gguf.stem}"] = LlamaCppGenerator(load_llama(gguf, threads=threads), tokenizer)
+                options = BackendOptions(backend="llamacpp", gguf=gguf, threads=threads, prefix_store=False)
+                generators[f"llama.cpp {gguf.stem}"] = build_backend(options).generator
         else:
             p.error(f"unknown engine {engine!r}: torch or llamacpp")
     print(f"{threads} threads; context {CONTEXT} ids; median of {args.repeats}\n")

@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 from servers import llama_cpp_serve, transformers_serve, vllm_serve  # noqa: E402 -- a sibling: bench/servers.py
 
 from agent.engine.agent import AgentConfig  # noqa: E402
+from agent.engine.backends import Backend, BackendOptions, build_backend  # noqa: E402
 from agent.engine.models import recorded_tools  # noqa: E402
 from agent.pharmacy import pharmacist_agent  # noqa: E402
 from agent.ppsf import load_tokenizer  # noqa: E402
@@ -206,13 +207,20 @@ def main(argv: list[str] | None = None) -> int:
             args.json.write_text(json.dumps({"local": local, "served": rows}, indent=2) + "\n", encoding="utf-8")
 
     if args.local:
-        from agent.engine.models import load_model
+        # The folder as it is (its adapter already merged), and no prefix state on disk: every run measures alike.
+        options = BackendOptions(
+            model=str(args.model), adapter="none", device=args.device, dtype=dtype, prefix_store=False
+        )
+        backend = build_backend(options)
 
-        model, model_tokenizer = load_model(str(args.model), device=args.device, dtype=dtype, adapter=None)
-        local = level(lambda: pharmacist_agent(model, model_tokenizer, config=config, tool_schemas=schemas), work, 1)
+        def local_agent():
+            backend.generator.clear()  # each conversation from an empty cache, prefix snapshots too, as measured so far
+            return pharmacist_agent(backend, config=config)
+
+        local = level(local_agent, work, 1)
         print(f"local engine, 1 at a time: {local['conversations_per_second']:.3f} conv/s", flush=True)
         record()
-        del model
+        del backend
     logs = args.log or Path(tempfile.mkdtemp(prefix="serve-bench-"))
     logs.mkdir(parents=True, exist_ok=True)
     for server in servers:
@@ -229,8 +237,10 @@ def main(argv: list[str] | None = None) -> int:
             client = openai.OpenAI(base_url=url, api_key="EMPTY", timeout=600.0, max_retries=0)  # thread-safe
 
             def make_agent(url=url, name=name, client=client):
+                # Built here, not by build_backend: one client for every thread, no retry and no /models check per
+                # conversation (they would be timed); the folder's tools.json as the local engine reads it.
                 generator = OpenAIGenerator(name, tokenizer, base_url=url, timeout=600.0, client=client)
-                return pharmacist_agent(None, tokenizer, config=config, generator=generator, tool_schemas=schemas)
+                return pharmacist_agent(Backend("openai", generator, tokenizer, name, schemas), config=config)
 
             for n in levels:
                 rows.append(level(make_agent, work, n) | {"server": SERVERS[server]})

@@ -335,3 +335,18 @@ class ScriptedGenerator:
             decode_seconds=0.0,
             seconds=0.0,
         )
+
+
+def scripted_backend(generator: Any = None, tokenizer: Any = None):
+    """A Backend around a generator a test made (a ScriptedGenerator, a recorder), on this repo's tokenizer; with
+    no generator, one that fails when called (for tests that never generate)."""
+    from agent.engine.backends import CUSTOM, Backend
+
+    return Backend(CUSTOM, generator if generator is not None else NoGenerator(), tokenizer or repo_tokenizer())
+
+
+class NoGenerator:
+    """A generator for agents built only to inspect (their toolbox, constraint, prompt): calling it fails."""
+
+    def generate(self, *args: Any, **kwargs: Any):
+        raise AssertionError("this agent was built to be inspected, not run")

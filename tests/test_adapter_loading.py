@@ -124,23 +124,28 @@ class _Stop(Exception):
     ],
 )
 def test_cli_gives_examples_only_without_an_adapter(monkeypatch, argv, adapter_loaded, examples):
+    from types import SimpleNamespace
+
     from agent import cli
-    from agent.engine import models
+    from agent.engine import backends, models
 
     seen: dict = {}
     monkeypatch.setattr(models, "resolve_adapter", lambda a, m: Path("adapter") if a == "auto" else None)
+    monkeypatch.setattr(models, "recorded_tools", lambda *folders: None)
 
     def fake_load(model, device, dtype, adapter):
         seen["adapter"] = adapter
         return object(), object()
 
-    def fake_agent(*args, **kwargs):
-        seen["examples"] = kwargs["examples"]
+    def fake_agent(backend, **kwargs):
+        seen["tuned"], seen["examples"] = backend.tuned, kwargs["examples"]
         raise _Stop
 
     monkeypatch.setattr(models, "load_model", fake_load)
+    # The backend is built (build_backend), but no generator runs: the agent is never made.
+    monkeypatch.setattr(backends, "CachedGenerator", lambda *args, **kwargs: SimpleNamespace(context_length=None))
     monkeypatch.setattr(cli, "pharmacist_agent", fake_agent)
     with pytest.raises(_Stop):
         cli.main(["Parol ne işe yarar?", *argv])
-    assert (seen["adapter"] is not None) == adapter_loaded
+    assert (seen["adapter"] is not None) == adapter_loaded == seen["tuned"]
     assert bool(seen["examples"]) == examples

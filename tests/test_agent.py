@@ -6,9 +6,10 @@ import json
 import time
 
 import pytest
-from ppsf_helpers import ScriptedGenerator, call, markers, repo_tokenizer
+from ppsf_helpers import ScriptedGenerator, call, markers, scripted_backend
 
 from agent.engine.agent import Agent, AgentConfig
+from agent.engine.backends import CUSTOM, Backend
 from agent.pharmacy import pharmacist_agent
 from agent.pharmacy.dose_check import DoseCheck
 
@@ -55,9 +56,10 @@ CONFIG_KEYS = {f for f in AgentConfig.__dataclass_fields__}
 
 
 def make_agent(
-    texts: list[str], tools=(lookup, dose, broken, slow), tool_timeout: float = 0.3, **kwargs
+    texts: list[str], tools=(lookup, dose, broken, slow), tool_timeout: float = 0.3, generator=None, **kwargs
 ) -> tuple[Agent, ScriptedGenerator]:
-    """The pharmacist agent (agent.pharmacy.pharmacist_agent) on these tools, a scripted generator as the model.
+    """The pharmacist agent (agent.pharmacy.pharmacist_agent) on these tools, a scripted generator as the model
+    (ScriptedGenerator(texts) unless one is given).
 
     kwargs: AgentConfig fields, and pharmacist_agent's options (checks, grounded_names, examples...);
     answers="model" unless given."""
@@ -66,14 +68,12 @@ def make_agent(
     # The scripted texts are the model's answers: these tests study the loop and the checks of model prose.
     kwargs.setdefault("answers", "model")
     agent = pharmacist_agent(
-        None,
-        repo_tokenizer(),
+        scripted_backend(generator if generator is not None else ScriptedGenerator(texts)),
         tools=list(tools),
         config=AgentConfig(tool_timeout=tool_timeout, **config),
         on_event=events.append,
         **kwargs,
     )
-    agent.generator = ScriptedGenerator(texts)
     agent.events = events
     return agent, agent.generator
 
@@ -196,8 +196,7 @@ def test_transcript_is_jsonl_flushed_per_step(tmp_path):
                 raise KeyboardInterrupt
             return super().generate(prompt, **kwargs)
 
-    agent, _ = make_agent([], transcript=path)
-    agent.generator = Dies([call("lookup", drug="Parol")])
+    agent, _ = make_agent([], transcript=path, generator=Dies([call("lookup", drug="Parol")]))
     with pytest.raises(KeyboardInterrupt):
         agent.run("Parol?")
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
@@ -215,12 +214,11 @@ def test_examples_are_prompted_but_not_returned():
 
 def test_continues_a_conversation_and_takes_any_system_prompt():
     russian = "Реши задачу по инструкции ниже. Не давай никаких объяснений."
-    agent, gen = make_agent(["@PHARMACIST\n4"], system_prompt=russian)
+    agent, gen = make_agent(["@PHARMACIST\n4", "@PHARMACIST\n6"], system_prompt=russian)
     first = agent.run("2+2?")
-    agent.generator = ScriptedGenerator(["@PHARMACIST\n6"])
     second = agent.run(first.messages + [{"role": "user", "content": "3+3?"}])
     assert [m["content"] for m in second.messages if m["role"] == "assistant"] == ["4", "6"]
-    assert agent.generator.prompts[0].startswith(f"@FORMAT PPSF/1.0\n\n@SYSTEM\n{russian}\n\n@TOOLS\n")
+    assert gen.prompts[1].startswith(f"@FORMAT PPSF/1.0\n\n@SYSTEM\n{russian}\n\n@TOOLS\n")
 
 
 def test_the_pharmacist_has_its_system_prompt_unless_the_config_names_one():
@@ -248,8 +246,7 @@ def test_the_repo_format_replaces_the_models_own_template():
     tokenizer = AutoTokenizer.from_pretrained(str(REPO_ROOT))
     tokenizer.chat_template = "{% for m in messages %}<|im_start|>{{ m.content }}{% endfor %}"
     tokenizer.response_template = None
-    agent = pharmacist_agent(None, tokenizer, tools=[lookup])
-    agent.generator = ScriptedGenerator(["@PHARMACIST\nok"])
+    agent = pharmacist_agent(Backend(CUSTOM, ScriptedGenerator(["@PHARMACIST\nok"]), tokenizer), tools=[lookup])
     assert agent.run("x").message["content"] == "ok"
     assert agent.generator.prompts[0].startswith("@FORMAT PPSF/1.0\n\n@SYSTEM\n")
 
@@ -263,22 +260,22 @@ def test_bad_input():
     with pytest.raises(ValueError, match="max_steps must be >= 1"):
         AgentConfig(max_steps=0)
     with pytest.raises(ValueError, match="two tools are named 'lookup'"):
-        Agent(None, repo_tokenizer(), [lookup, lookup])
+        Agent(scripted_backend(ScriptedGenerator([])), [lookup, lookup])
 
 
 def test_the_pharmacist_grounds_drug_names_in_the_drug_data_and_the_engine_grounds_nothing_by_itself():
     from agent.pharmacy.tools import is_known_name, is_medicine_name, search_drug
 
-    tokenizer = repo_tokenizer()
-    constraint = pharmacist_agent(None, tokenizer).constraint
+    backend = scripted_backend()
+    constraint = pharmacist_agent(backend).constraint
     assert constraint.arguments == ("drug", "drugs") and constraint.known_name is is_medicine_name
     assert constraint.names_only
     # with tools of the caller's own beside the pharmacy's, the rule stays on (it used to be silently off)
-    assert pharmacist_agent(None, tokenizer, tools=[lookup, search_drug]).constraint.known_name is is_medicine_name
-    assert pharmacist_agent(None, tokenizer, names_only=False).constraint.known_name is is_known_name
-    assert pharmacist_agent(None, tokenizer, whole_names=False, names_only=False).constraint.known_name is None
-    assert pharmacist_agent(None, tokenizer, grounded_names=False).constraint is None
-    assert Agent(None, tokenizer, [lookup]).constraint is None  # the engine knows no drug names
+    assert pharmacist_agent(backend, tools=[lookup, search_drug]).constraint.known_name is is_medicine_name
+    assert pharmacist_agent(backend, names_only=False).constraint.known_name is is_known_name
+    assert pharmacist_agent(backend, whole_names=False, names_only=False).constraint.known_name is None
+    assert pharmacist_agent(backend, grounded_names=False).constraint is None
+    assert Agent(scripted_backend(ScriptedGenerator([])), [lookup]).constraint is None  # the engine knows no drug names
 
 
 @pytest.mark.parametrize(("whole_names", "names_only"), [(True, True), (True, False), (False, False)])
@@ -394,8 +391,8 @@ def run_with_check(verdict) -> tuple:
 
     events: list[dict] = []
     check: AnswerCheck = FixedVerdict(verdict)
-    agent = Agent(None, repo_tokenizer(), [lookup], generator=ScriptedGenerator(["@PHARMACIST\nHi."]),
-                  checks=[check], on_event=events.append)  # fmt: skip
+    agent = Agent(scripted_backend(ScriptedGenerator(["@PHARMACIST\nHi."])), [lookup], checks=[check],
+                  on_event=events.append)  # fmt: skip
     return agent.run("hello"), [e for e in events if e["type"] == "fixed_verdict"]
 
 

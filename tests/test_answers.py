@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from ppsf_helpers import ScriptedGenerator, call, repo_tokenizer
+from ppsf_helpers import ScriptedGenerator, call, scripted_backend
 
 from agent import AgentConfig
 from agent.engine.generation import StopDetector
@@ -127,9 +127,8 @@ def test_contraindications_alternatives_and_sections_use_the_tools_words():
 
 def tools_agent(texts: list[str], **kwargs):
     events: list[dict] = []
-    agent = pharmacist_agent(None, repo_tokenizer(), config=AgentConfig(tool_timeout=30.0), on_event=events.append,
-                             **kwargs)  # fmt: skip
-    agent.generator = ScriptedGenerator(texts)
+    agent = pharmacist_agent(scripted_backend(ScriptedGenerator(texts)), config=AgentConfig(tool_timeout=30.0),
+                             on_event=events.append, **kwargs)  # fmt: skip
     return agent, events
 
 
@@ -158,7 +157,7 @@ def test_a_turn_with_no_tool_result_is_the_models():
 
 def test_the_answers_option_is_checked():
     with pytest.raises(ValueError, match="answers must be one of"):
-        pharmacist_agent(None, repo_tokenizer(), answers="both")
+        pharmacist_agent(scripted_backend(), answers="both")
 
 
 def test_decoding_stops_where_the_model_opens_its_answer():

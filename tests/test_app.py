@@ -24,6 +24,7 @@ import pytest
 from ppsf_helpers import ScriptedGenerator, call, repo_tokenizer
 from servers import free_port, running
 
+from agent.engine.backends import CUSTOM, Backend
 from agent.pharmacy import SYSTEM_PROMPT
 from agent.ppsf import REPO_ROOT
 from agent.web import PharmacistApp, Turn, transcript_file
@@ -70,7 +71,7 @@ def test_errors_and_answer_check_replacements_are_marked():
 def test_stop_ends_the_run_and_frees_the_model():
     """Closing the stream (the Stop button cancels it) makes the worker's next event end the agent's run."""
     slow_calls = [call("search_drug", drug="Parol")] * 5
-    app = PharmacistApp(None, repo_tokenizer(), ScriptedGenerator(slow_calls))
+    app = PharmacistApp(Backend(CUSTOM, ScriptedGenerator(slow_calls), repo_tokenizer(), tuned=True))
     stream = app.run("s1", [{"role": "user", "content": "Parol?"}], "", "auto", 5)
     next(stream)
     stream.close()
@@ -130,7 +131,7 @@ def test_a_stopped_backend_or_an_undecodable_message_gets_a_one_line_error_in_th
     from agent.engine.openai_backend import OpenAIGenerator
 
     dead = f"http://127.0.0.1:{free_port()}/v1"  # a server that has stopped: nothing listens there
-    app = PharmacistApp(None, repo_tokenizer(), OpenAIGenerator("ppsf", repo_tokenizer(), base_url=dead))
+    app = PharmacistApp(Backend("openai", OpenAIGenerator("ppsf", repo_tokenizer(), base_url=dead), repo_tokenizer()))
     with in_process_chat(app) as client:
         _, _, _, error, _ = client.predict("Parol ne işe yarar?", [], SYSTEM_PROMPT, "auto", 2, api_name="/ask")
         assert error.startswith("No answer: ") and dead.removesuffix("/v1") in error and "\n" not in error
@@ -155,9 +156,11 @@ _SCRIPTED_APP = """
 import sys
 sys.path.insert(0, {tests!r})
 from ppsf_helpers import ScriptedGenerator, repo_tokenizer
+from agent.engine.backends import Backend
 from agent.web import PharmacistApp, parse_args, serve
 args = parse_args(sys.argv[1:])
-app = PharmacistApp(None, repo_tokenizer(), ScriptedGenerator(["@PHARMACIST\\nParol bir ağrı kesicidir."] * 9))
+generator = ScriptedGenerator(["@PHARMACIST\\nParol bir ağrı kesicidir."] * 9)
+app = PharmacistApp(Backend("custom", generator, repo_tokenizer(), tuned=True))
 raise SystemExit(serve(app, host="127.0.0.1", port=args.port, keep_transcripts=args.keep_transcripts))
 """
 
@@ -230,8 +233,6 @@ def test_the_app_removes_the_transcripts_it_wrote_when_it_exits_unless_asked_to_
 )
 def test_the_address_is_gradios_environment_unless_a_flag_names_it(monkeypatch, tmp_path, argv, address):
     """Unset, --host and --port reach launch() as None, which makes Gradio read GRADIO_SERVER_NAME / _PORT."""
-    import agent.engine.openai_backend
-    import agent.ppsf
     import agent.web
 
     launched: dict = {}
@@ -247,8 +248,7 @@ def test_the_address_is_gradios_environment_unless_a_flag_names_it(monkeypatch, 
     monkeypatch.setattr(agent.web, "build", lambda app: Demo())
     app = types.SimpleNamespace(downloads=tmp_path / "downloads", ttl=None)  # what serve() reads of the app
     monkeypatch.setattr(agent.web, "PharmacistApp", lambda *args, **kwargs: app)
-    monkeypatch.setattr(agent.ppsf, "load_tokenizer", lambda: None)
-    monkeypatch.setattr(agent.engine.openai_backend, "OpenAIGenerator", lambda *args, **kwargs: None)
+    monkeypatch.setattr(agent.web, "build_backend", lambda options: None)
     assert agent.web.main(["--backend", "openai", *argv]) == 0
     assert (launched["server_name"], launched["server_port"]) == address
 

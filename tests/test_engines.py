@@ -13,6 +13,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from ppsf_helpers import scripted_backend
 
 from agent.engine.threads import choose_threads, usable_cores
 from agent.ppsf import STOP_STRINGS
@@ -195,7 +196,7 @@ def test_export_round_trips_first_calls_on_eval_cases(exported, tuned):
     assert folder == reference
     tokenizer = load_tokenizer()
     generator = LlamaCppGenerator(load_llama(exported["q8_0"], threads=1), tokenizer)
-    assert first_calls(pharmacist_agent(None, tokenizer, generator=generator), cases) == reference
+    assert first_calls(pharmacist_agent(scripted_backend(generator, tokenizer)), cases) == reference
 
 
 # ---- llama.cpp in process ----
@@ -261,33 +262,32 @@ def test_a_new_process_starts_from_the_prefix_state_on_disk(backend, tuned, expo
     from agent.ppsf import load_tokenizer
 
     def fresh(model: str = "tuned"):
+        store = PrefixStore(tmp_path / "prefixes")
         if backend == "llamacpp":
             gguf = exported["q8_0"] if model == "tuned" else exported["q4_1"]
-            generator = LlamaCppGenerator(load_llama(gguf, threads=1), load_tokenizer())
-        else:
-            generator = CachedGenerator(*(tuned if model == "tuned" else load_model(adapter=None, dtype="float32")))
-        generator.prefix_store = PrefixStore(tmp_path / "prefixes")
-        return generator
+            return LlamaCppGenerator(load_llama(gguf, threads=1), load_tokenizer(), prefix_store=store)
+        weights = tuned if model == "tuned" else load_model(adapter=None, dtype="float32")
+        return CachedGenerator(*weights, prefix_store=store)
 
     def first_call(result) -> list:
         return next(m for m in result.messages if m["role"] == "assistant")["tool_calls"]
 
     question = "Parol ne işe yarar?"
     first = fresh()
-    agent = pharmacist_agent(None, load_tokenizer(), generator=first)
+    agent = pharmacist_agent(scripted_backend(first, load_tokenizer()))
     call = first_call(agent.run(question))
     (state,) = (tmp_path / "prefixes").glob("*.kv")
     (prefix,) = first.prefixes
     second = fresh()
-    agent = pharmacist_agent(None, load_tokenizer(), generator=second)
+    agent = pharmacist_agent(scripted_backend(second, load_tokenizer()))
     result = agent.run(question)
     assert first_call(result) == call and result.stats.steps[0].cached_tokens == prefix  # nothing prefilled twice
     other = fresh("other")  # other weights: its own state, not the tuned model's
-    pharmacist_agent(None, load_tokenizer(), generator=other).next_message(question)
+    pharmacist_agent(scripted_backend(other, load_tokenizer())).next_message(question)
     assert len(list((tmp_path / "prefixes").glob("*.kv"))) == 2
     state.write_bytes(state.read_bytes()[:100])  # damaged: dropped, the prefix computed (and filed) again
     third = fresh()
-    result = pharmacist_agent(None, load_tokenizer(), generator=third).run(question)
+    result = pharmacist_agent(scripted_backend(third, load_tokenizer())).run(question)
     assert first_call(result) == call and result.stats.steps[0].cached_tokens == 0
     assert state.stat().st_size > 100
 
@@ -297,7 +297,7 @@ def test_llamacpp_backend_streams_and_stops_like_the_local_one(llama_generator):
     from agent.ppsf import load_tokenizer
 
     events = []
-    agent = pharmacist_agent(None, load_tokenizer(), generator=llama_generator, on_event=events.append)
+    agent = pharmacist_agent(scripted_backend(llama_generator, load_tokenizer()), on_event=events.append)
     result = agent.run("Aspirin ile Coumadin birlikte kullanılır mı?")
     calls = [e for e in events if e["type"] == "tool_call"]
     assert calls[0]["name"] == "check_interactions" and calls[0]["arguments"] == {"drugs": ["Aspirin", "Coumadin"]}
@@ -396,10 +396,10 @@ def test_server_first_calls_match_the_in_process_engine(llama_server, llama_gene
 
     tokenizer = load_tokenizer()
     cases = roundtrip_cases()[:6]
-    local = first_calls(pharmacist_agent(None, tokenizer, generator=llama_generator, grounded_names=False), cases)
+    local = first_calls(pharmacist_agent(scripted_backend(llama_generator, tokenizer), grounded_names=False), cases)
     remote = OpenAIGenerator(None, tokenizer, base_url=llama_server, token_prompt=False)
     assert remote.model == "ppsf"
-    assert first_calls(pharmacist_agent(None, tokenizer, generator=remote), cases) == local
+    assert first_calls(pharmacist_agent(scripted_backend(remote, tokenizer)), cases) == local
 
 
 # ---- threads ----

@@ -219,10 +219,10 @@ def test_names_only_is_the_default_and_can_be_turned_off():
 
     assert build_parser().parse_args(["c.jsonl"]).names_only is True
     assert build_parser().parse_args(["c.jsonl", "--no-names-only"]).names_only is False
-    from ppsf_helpers import repo_tokenizer
+    from ppsf_helpers import scripted_backend
 
-    off = pharmacist_agent(None, repo_tokenizer(), names_only=False).constraint
-    on = pharmacist_agent(None, repo_tokenizer()).constraint
+    off = pharmacist_agent(scripted_backend(), names_only=False).constraint
+    on = pharmacist_agent(scripted_backend()).constraint
     assert (off.names_only, off.known_name) == (False, is_known_name)
     assert (on.names_only, on.known_name) == (True, is_medicine_name)
 

@@ -19,7 +19,7 @@ import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from ppsf_helpers import ScriptedGenerator, call, repo_tokenizer
+from ppsf_helpers import ScriptedGenerator, call, repo_tokenizer, scripted_backend
 
 from agent.engine.agent import AgentConfig, InputTooLong
 from agent.engine.toolbox import Toolbox, tool_schema
@@ -59,9 +59,8 @@ def agent_for(texts: list[str], tmp_path: Path | None = None, **kwargs):
     transcript = tmp_path / "t.jsonl" if tmp_path is not None else None
     context_length = kwargs.pop("context_length", None)
     config = AgentConfig(transcript=transcript, tool_timeout=5.0, **kwargs)
-    agent = pharmacist_agent(None, repo_tokenizer(), tools=TOOLS, config=config)
-    agent.generator = ScriptedGenerator(texts, context_length=context_length)
-    return agent
+    generator = ScriptedGenerator(texts, context_length=context_length)
+    return pharmacist_agent(scripted_backend(generator), tools=TOOLS, config=config)
 
 
 def tool_errors(result) -> list[dict]:

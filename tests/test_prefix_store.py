@@ -43,11 +43,11 @@ def _tiny_generator(tiny_model_dir, folder):
 
     from agent.engine.generation import CachedGenerator
 
-    generator = CachedGenerator(
-        AutoModelForCausalLM.from_pretrained(tiny_model_dir), AutoTokenizer.from_pretrained(tiny_model_dir)
+    model, tokenizer = (
+        AutoModelForCausalLM.from_pretrained(tiny_model_dir),
+        AutoTokenizer.from_pretrained(tiny_model_dir),
     )
-    generator.prefix_store = PrefixStore(folder)
-    return generator
+    return CachedGenerator(model, tokenizer, prefix_store=PrefixStore(folder))
 
 
 PREFIX = "@FORMAT PPSF/1.0\n\n@SYSTEM\nYou are a pharmacist. Answer briefly.\n\n"

@@ -6,7 +6,7 @@ import copy
 import json
 
 import pytest
-from ppsf_helpers import ScriptedGenerator, call, repo_tokenizer
+from ppsf_helpers import ScriptedGenerator, call, scripted_backend
 
 from agent.engine.models import ModelLoadError, default_adapter_dir, recorded_tools
 from agent.engine.toolbox import Toolbox, fit_schema, tool_schema
@@ -33,19 +33,19 @@ def test_the_committed_adapter_is_shown_the_schemas_it_was_trained_on():
 
 
 def test_the_default_agent_shows_the_recorded_schemas_and_refuses_what_they_hide():
-    agent = pharmacist_agent(None, repo_tokenizer())
+    agent = pharmacist_agent(scripted_backend())
     assert "age_months" not in json.dumps(agent.toolbox.schemas)
     refused = agent.toolbox.call("calculate_dose", {"drug": "Calpol", "weight_kg": 12, "age_months": 9})
     assert refused["error"]["code"] == "invalid_arguments" and "age_months" in refused["error"]["message"]
     # A model trained on today's tools (an empty record: each tool's own schema) may give the age in months.
     own = {fn.__name__: tool_schema(fn) for fn in PHARMACY_TOOLS}
-    trained = pharmacist_agent(None, repo_tokenizer(), tool_schemas=own)
+    trained = pharmacist_agent(scripted_backend(), tool_schemas=own)
     result = trained.toolbox.call("calculate_dose", {"drug": "Calpol", "weight_kg": 8.5, "age_months": 9})
     assert result["age_years"] == 0.75 and result["per_dose_mg"] > 0
 
 
 def test_the_recorded_schema_is_what_the_prompt_shows():
-    agent = pharmacist_agent(None, repo_tokenizer(), generator=ScriptedGenerator([call("search_drug", drug="Parol")]))
+    agent = pharmacist_agent(scripted_backend(ScriptedGenerator([call("search_drug", drug="Parol")])))
     prompt = agent.tokenizer.apply_chat_template(
         [{"role": "user", "content": "x"}], tools=agent.toolbox.schemas, chat_template=agent.chat_template,
         tokenize=False,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from types import SimpleNamespace
 
 import generate_data as gd
 import pytest
 import torch
 import train_lora
+from ppsf_helpers import scripted_backend
 
 from agent import ppsf
 from agent.engine.toolbox import tool_schema
@@ -23,7 +23,7 @@ from agent.pharmacy.tools import PHARMACY_TOOLS
 def test_conversations_render_exactly_as_the_agent_prompts(conversations, repo_tokenizer):
     # The agent of a model trained on this data: shown today's schemas (train_lora records them in tools.json).
     own = {fn.__name__: tool_schema(fn) for fn in PHARMACY_TOOLS}
-    agent = pharmacist_agent(None, repo_tokenizer, generator=SimpleNamespace(), tool_schemas=own)
+    agent = pharmacist_agent(scripted_backend(tokenizer=repo_tokenizer), tool_schemas=own)
     train = repo_tokenizer.chat_template["train"]
     for conv in conversations[:10]:
         assert agent.toolbox.schemas == conv["tools"]

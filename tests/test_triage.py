@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from ppsf_helpers import ScriptedGenerator, call, repo_tokenizer
+from ppsf_helpers import ScriptedGenerator, call, scripted_backend
 
 from agent import AgentConfig
 from agent.engine.checks import Replace
@@ -40,9 +40,8 @@ class NoModel:
 
 def triage_agent(generator=None, **kwargs):
     events: list[dict] = []
-    agent = pharmacist_agent(None, repo_tokenizer(), config=AgentConfig(tool_timeout=30.0), on_event=events.append,
-                             **kwargs)  # fmt: skip
-    agent.generator = generator or NoModel()
+    agent = pharmacist_agent(scripted_backend(generator or NoModel()), config=AgentConfig(tool_timeout=30.0),
+                             on_event=events.append, **kwargs)  # fmt: skip
     return agent, events
 
 

@@ -1,7 +1,9 @@
-"""The engine: a domain-free PPSF tool-calling loop, its generators (local KV-cached, OpenAI-compatible
-server), the toolbox, model loading and transcripts. Domain behaviour is plugged in (agent.pharmacy)."""
+"""The engine: a domain-free PPSF tool-calling loop, its backends (local KV-cached, llama.cpp, OpenAI-compatible
+server) built by one function, the toolbox, model loading and transcripts. Domain behaviour is plugged in
+(agent.pharmacy)."""
 
 from .agent import Agent, AgentConfig, AgentResult, GroundedArguments, InputTooLong, RunStats, StepStats
+from .backends import Backend, BackendOptions, build_backend
 from .checks import AnswerCheck, Append, Replace
 from .generation import CachedGenerator, GenerationResult, Generator
 
@@ -11,6 +13,8 @@ __all__ = [
     "AgentResult",
     "AnswerCheck",
     "Append",
+    "Backend",
+    "BackendOptions",
     "CachedGenerator",
     "GenerationResult",
     "Generator",
@@ -19,4 +23,5 @@ __all__ = [
     "Replace",
     "RunStats",
     "StepStats",
+    "build_backend",
 ]

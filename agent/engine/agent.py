@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import ppsf
+from .backends import Backend
 from .calls import InvalidCall, checked_calls, one_line
 from .checks import AnswerCheck, Append, Replace, applied
-from .generation import CachedGenerator, GenerationResult, Generator
+from .generation import GenerationResult, Generator
 from .grounding import GroundedNames, conversation_texts
 from .toolbox import Toolbox
 from .toolbox import error as error_result
@@ -143,39 +144,42 @@ class InputTooLong(ValueError):
 class Agent:
     """A tool-calling agent over any causal LM, speaking PPSF with this repo's templates.
 
-    >>> agent = Agent(model, tokenizer, [search_drug], config=AgentConfig(max_steps=4))
+    >>> backend = build_backend(BackendOptions())  # agent.engine.backends: the bundled model, here
+    >>> agent = Agent(backend, [search_drug], config=AgentConfig(max_steps=4))
     >>> result = agent.run("Parol ne işe yarar?")
     >>> result.message["content"], result.stats.to_dict()
     """
 
     def __init__(
         self,
-        model: Any,
-        tokenizer: Any,
+        backend: Backend,
         tools: list[Callable],
         *,
         config: AgentConfig | None = None,
-        generator: Generator | None = None,
         checks: list[AnswerCheck] | tuple[AnswerCheck, ...] = (),
         constraint: GroundedArguments | None = None,
         fallback: Fallback = no_answer,
         examples: list[dict] | None = None,
         on_event: Callable[[Event], None] | None = None,
         tool_context: Callable[[list[dict]], dict[str, Any]] | None = None,
-        tool_schemas: dict[str, dict] | None = None,
         triage: list[Triage] | tuple[Triage, ...] = (),
         renderer: Renderer | None = None,
     ) -> None:
+        if not isinstance(backend, Backend):
+            raise TypeError(
+                f"Agent runs on a Backend (agent.engine.backends.build_backend; Backend.local(model, tokenizer) for "
+                f"a model loaded by hand), not on {type(backend).__name__}"
+            )
         self.config = config or AgentConfig()
-        self.tokenizer = tokenizer
+        self.backend = backend
+        self.tokenizer = backend.tokenizer
         # This repo's format, whatever templates the model's tokenizer came with (it is not modified).
         self.chat_template = ppsf.chat_template()
         self.response_template = ppsf.response_template()
-        # tool_schemas: the ones the model was trained on (agent.engine.models.recorded_tools), else the tools' own.
-        self.toolbox = Toolbox(tools, timeout=self.config.tool_timeout, recorded=tool_schemas)
-        # A local CachedGenerator by default; any Generator (agent.engine.openai_backend.OpenAIGenerator) else,
-        # and model is then unused and may be None.
-        self.generator: Generator = generator if generator is not None else CachedGenerator(model, tokenizer)
+        # The schemas the model was trained on (agent.engine.models.recorded_tools), else the tools' own.
+        self.toolbox = Toolbox(tools, timeout=self.config.tool_timeout, recorded=backend.tool_schemas)
+        # The backend's, shared with every agent on it (its KV cache and prefix snapshots included).
+        self.generator: Generator = backend.generator
         self.checks = list(checks)
         self.triage = list(triage)
         # None: the model writes every answer.

@@ -368,18 +368,18 @@ class CachedGenerator:
     max_prefixes: ClassVar[int] = 4  # prefix snapshots kept (least recently used dropped first)
     draft_tokens: int = 6  # prompt-lookup draft length when greedy; 0: one token per forward pass
     lookup_ngram: int = LOOKUP_NGRAM  # ids that must repeat before a draft is proposed
-    # Prefix snapshots kept on disk too, for the next process (agent.engine.prefix_store); None: in memory only.
-    prefix_store: PrefixStore | None = None
 
-    def __init__(self, model, tokenizer, prefix_model=None) -> None:
+    def __init__(self, model, tokenizer, prefix_model=None, *, prefix_store: PrefixStore | None = None) -> None:
         """prefix_model: the model that reads the prefix snapshots (cache_prefix) from position 0, model the rest;
         None: agent.engine.models.prefix_reader(model) (the base model of an adapter trained with a base-read
-        prefix), else model itself."""
+        prefix), else model itself. prefix_store: where prefix snapshots are also kept on disk, for the next
+        process (agent.engine.prefix_store); None: in memory only."""
         from .models import prefix_reader
 
         self.model = model
         self.tokenizer = tokenizer
         self.prefix_model = prefix_model if prefix_model is not None else prefix_reader(model)
+        self.prefix_store = prefix_store
         self.eos_token_ids = eos_token_ids(model, tokenizer)
         self._cache: Any = None
         self._cached_ids: list[int] = []  # the ids whose keys/values the cache holds, in order

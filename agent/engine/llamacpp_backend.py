@@ -21,9 +21,13 @@ import numpy as np
 import torch
 
 from .generation import CachedGenerator
+from .prefix_store import PrefixStore
 from .threads import choose_threads
 
-INSTALL_HINT = 'CMAKE_ARGS="-DLLAVA_BUILD=OFF" pip install llama-cpp-python==0.3.36 (builds llama.cpp, ~4 min)'
+INSTALL_HINT = (
+    'CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF" pip install --no-cache-dir llama-cpp-python==0.3.36 '
+    "(builds llama.cpp, ~4 min; docs/engines.md)"
+)
 
 
 def load_llama(gguf: str | Path, *, threads: int | None = None, n_ctx: int = 0) -> Any:
@@ -52,8 +56,8 @@ class LlamaCppGenerator(CachedGenerator):
     draft_tokens: int = 8
     lookup_ngram: int = 6
 
-    def __init__(self, llama: Any, tokenizer: Any) -> None:
-        super().__init__(llama, tokenizer)
+    def __init__(self, llama: Any, tokenizer: Any, *, prefix_store: PrefixStore | None = None) -> None:
+        super().__init__(llama, tokenizer, prefix_store=prefix_store)
         if llama.n_vocab() != len(tokenizer):
             raise ValueError(
                 f"the GGUF has {llama.n_vocab()} tokens, the tokenizer {len(tokenizer)}: not the same model"

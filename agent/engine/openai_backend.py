@@ -87,8 +87,8 @@ class _TokenBudget:
 class OpenAIGenerator:
     """The Generator protocol (agent.engine.generation) over an OpenAI-compatible completions endpoint.
 
-    >>> generator = OpenAIGenerator("HuggingFaceTB/SmolLM2-135M-Instruct", load_tokenizer(), base_url=URL)
-    >>> Agent(None, load_tokenizer(), generator=generator).run("Parol ne işe yarar?")
+    >>> backend = build_backend(BackendOptions(backend="openai", base_url=URL))  # agent.engine.backends: this, checked
+    >>> Agent(backend, [search_drug]).run("Parol ne işe yarar?")
 
     tokenizer counts tokens when the server sends no usage (a stream closed early never gets it). The
     server keeps its own KV cache (vLLM's prefix caching reuses it across steps); cached_tokens is what

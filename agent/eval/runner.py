@@ -1,7 +1,8 @@
 """`python -m agent.eval CASES.jsonl [--predictions OUT.jsonl] [--adapter none]`: run and score the agent.
 
 The agent runs on each case (agent.eval.scoring says what a case and a prediction hold), one prediction line per
-case is written, and a JSON summary is printed. ``--score PRED.jsonl`` re-scores saved predictions.
+case is written, and a JSON summary is printed. ``--score PRED.jsonl`` re-scores saved predictions. The agent runs
+on any backend, built as the CLI builds it from the same options (agent.run_options.add_backend_options).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..run_options import add_run_options
+from ..run_options import add_backend_options, add_run_options, backend_options
 from .scoring import prediction_from_messages, score
 
 
@@ -67,19 +68,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--predictions", type=Path, help="write one prediction per case here (JSONL)")
     p.add_argument("--score", type=Path, metavar="PRED", help="score saved predictions instead of running the model")
     p.add_argument("--summary", type=Path, help="also write the summary JSON here")
-    p.add_argument("--model", help="Hub id or local folder (default: bundled SmolLM2-135M-Instruct)")
-    p.add_argument(
-        "--adapter",
-        default="auto",
-        help="PEFT adapter folder, or 'none' for the plain model (default: the repo's adapter/ when present)",
-    )
+    add_backend_options(p)
     add_run_options(p, max_steps=4, max_new_tokens=128)
     p.add_argument("--limit", type=int, help="only the first N cases")
     p.add_argument(
         "--examples",
         choices=["auto", "yes", "no"],
         default="auto",
-        help="one-shot worked example: auto = only without an adapter (as the CLI)",
+        help="one-shot worked example: auto = only to a model that is not PPSF-tuned (no adapter; as the CLI)",
     )
     p.add_argument(
         "--grounded-names",
@@ -100,12 +96,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="with grounded names: a name must be a medicine name the conversation holds, when it holds any "
         "(default on, as the CLI)",
     )
-    p.add_argument("--threads", type=int, help="torch CPU threads (default: the usable cores that are not busy)")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    options = backend_options(parser, args)
     cases = read_jsonl(args.cases)
     if args.limit is not None:
         cases = cases[: args.limit]
@@ -113,45 +110,33 @@ def main(argv: list[str] | None = None) -> int:
     if args.score is not None:
         predictions = read_jsonl(args.score)
     else:
-        import torch
-
         from ..engine.agent import AgentConfig
-        from ..engine.models import ModelLoadError, load_model, recorded_tools, resolve_adapter
-        from ..engine.threads import choose_threads
+        from ..engine.backends import backend_errors, build_backend
         from ..pharmacy import demo_examples, pharmacist_agent
 
-        torch.set_num_threads(choose_threads(args.threads))
         try:
-            adapter_dir = resolve_adapter(args.adapter, args.model)
-            model, tokenizer = load_model(
-                args.model,
-                device=args.device,
-                dtype=args.dtype,
-                adapter=adapter_dir if adapter_dir is not None else None,
-            )
-            schemas = recorded_tools(adapter_dir, args.model)
-        except (ModelLoadError, ValueError) as e:
+            backend = build_backend(options)
+        except backend_errors(options.backend) as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
-        use_examples = args.examples == "yes" or (args.examples == "auto" and adapter_dir is None)
+        use_examples = args.examples == "yes" or (args.examples == "auto" and not backend.tuned)
         config = AgentConfig(max_steps=args.max_steps, max_new_tokens=args.max_new_tokens)
         agent = pharmacist_agent(
-            model,
-            tokenizer,
+            backend,
             config=config,
             examples=demo_examples() if use_examples else None,
             grounded_names=args.grounded_names,
             whole_names=args.whole_names,
             names_only=args.names_only,
             answers=args.answers,
-            tool_schemas=schemas,
         )
         started = time.time()
         predictions = run_cases(agent, cases, args.predictions)
         info = {
-            "model": args.model or "SmolLM2-135M-Instruct (bundled)",
-            "adapter": str(adapter_dir) if adapter_dir else None,
-            "tool_schemas": "the model's tools.json" if schemas else "the repo adapter's tools.json",
+            "backend": backend.kind,
+            "model": backend.name,
+            "adapter": str(backend.adapter) if backend.adapter else None,
+            "tool_schemas": "the model's tools.json" if backend.tool_schemas else "the repo adapter's tools.json",
             "examples": use_examples,
             "grounded_names": args.grounded_names,
             "whole_names": args.grounded_names and args.whole_names,

@@ -9,8 +9,8 @@ from dataclasses import replace
 from typing import Any
 
 from ..engine.agent import Agent, AgentConfig, Event, GroundedArguments
+from ..engine.backends import Backend
 from ..engine.checks import AnswerCheck
-from ..engine.generation import Generator
 from ..engine.internals_check import InternalsCheck
 from ..engine.triage import Triage
 from .answers import render_turn
@@ -43,11 +43,10 @@ def default_triage() -> list[Triage]:
 
 
 def pharmacist_agent(
-    model: Any,
-    tokenizer: Any,
+    backend: Backend | Any,
+    tokenizer: Any = None,
     *,
     config: AgentConfig | None = None,
-    generator: Generator | None = None,
     tools: list[Callable] | None = None,
     checks: Sequence[AnswerCheck] | None = None,
     triage: Sequence[Triage] | None = None,
@@ -60,11 +59,11 @@ def pharmacist_agent(
     language: str | None = None,
     tool_schemas: dict[str, dict] | None = None,
 ) -> Agent:
-    """The pharmacist agent: the pharmacy tools (or `tools`), SYSTEM_PROMPT unless config names one ("" for
-    none), emergency triage before anything runs, answers written from the tools' results (answers="tools", the
-    phrasebook agent.pharmacy.answers; "model": the model writes them, for a larger model), the answer checks,
-    medicine names grounded in the conversation, and a no-answer reply in the patient's language, which every
-    tool result is written in.
+    """The pharmacist agent on backend (agent.engine.backends.build_backend): the pharmacy tools (or `tools`),
+    SYSTEM_PROMPT unless config names one ("" for none), emergency triage before anything runs, answers written
+    from the tools' results (answers="tools", the phrasebook agent.pharmacy.answers; "model": the model writes
+    them, for a larger model), the answer checks, medicine names grounded in the conversation, and a no-answer
+    reply in the patient's language, which every tool result is written in.
 
     checks: the answer checks, in order (default_checks(tools) by default; a list without some, or [], studies
     the model alone); triage: the rules consulted before generation (default_triage(); [] studies the model
@@ -73,9 +72,14 @@ def pharmacist_agent(
     default) makes a grounded name one of the medicine names the conversation holds (data or reference), when
     it holds any (not "İstanbul" or "ateş" beside "Coumadin"); False lets it be any span. language ("tr", "en")
     fixes the language the tools answer in; by default it is read from the patient's messages.
-    tool_schemas: the schemas the model was trained on (agent.engine.models.recorded_tools); by default those
-    of the repo's adapter (default_tool_schemas), as the tools they name take every older argument.
+    tool_schemas: the schemas the model was trained on (agent.engine.models.recorded_tools); by default the
+    backend's, else those of the repo's adapter (default_tool_schemas), as the tools they name take every older
+    argument.
+
+    `pharmacist_agent(model, tokenizer)` (load_model's pair, a model loaded by hand) runs on
+    Backend.local(model, tokenizer); a Backend carries its own tokenizer, so none is given with one.
     """
+    backend = _backend(backend, tokenizer)
     if language not in (None, "tr", "en"):
         raise ValueError(f"language must be 'tr', 'en' or None, not {language!r}")
     if answers not in ANSWERS:
@@ -84,15 +88,18 @@ def pharmacist_agent(
     tools = list(tools) if tools is not None else list(PHARMACY_TOOLS)
     if config.system_prompt is None:
         config = replace(config, system_prompt=SYSTEM_PROMPT)
+    schemas = tool_schemas if tool_schemas is not None else backend.tool_schemas
+    if schemas is None:
+        schemas = default_tool_schemas()
+    if schemas is not backend.tool_schemas:  # a copy that shows them: the caller's backend stays as it was made
+        backend = replace(backend, tool_schemas=schemas)
     # names_only needs the reference's substances too: a medicine the data lacks is still a name to copy.
     known = is_medicine_name if names_only else is_known_name if whole_names else None
     constraint = GroundedArguments(DRUG_ARGUMENTS, known, names_only=names_only) if grounded_names else None
     return Agent(
-        model,
-        tokenizer,
+        backend,
         tools,
         config=config,
-        generator=generator,
         checks=default_checks(tools) if checks is None else list(checks),
         triage=default_triage() if triage is None else list(triage),
         renderer=_renderer(language) if answers == "tools" else None,
@@ -103,8 +110,21 @@ def pharmacist_agent(
         tool_context=tool_context
         if language is None
         else (lambda messages: tool_context(messages) | {"language": language}),
-        tool_schemas=tool_schemas if tool_schemas is not None else default_tool_schemas(),
     )
+
+
+def _backend(backend: Backend | Any, tokenizer: Any) -> Backend:
+    """backend itself, or Backend.local of a model loaded by hand and its tokenizer."""
+    if isinstance(backend, Backend):
+        if tokenizer is not None:
+            raise TypeError("pharmacist_agent(backend) takes no tokenizer: the backend carries its own")
+        return backend
+    if backend is None or tokenizer is None:
+        raise TypeError(
+            "pharmacist_agent runs on a Backend (agent.engine.backends.build_backend, or Backend(kind, generator, "
+            "tokenizer) for a generator of your own) or on a loaded model and its tokenizer"
+        )
+    return Backend.local(backend, tokenizer)
 
 
 def _renderer(language: str | None) -> Callable[[list[dict]], str | None]:
