@@ -5,7 +5,8 @@ frozen test set, reported once, never used for a choice).
     python training/emergency_detector.py --test     # the same, and print the frozen test set's figures
 
 Data: training/emergency/*.jsonl (patient-written wordings; helpers who had not seen the detector wrote them),
-eval/emergency_dev.jsonl and eval/emergency_dev_b.jsonl for every choice (L2, epochs, the threshold),
+eval/emergency_dev.jsonl, emergency_dev_b.jsonl and emergency_dev_c.jsonl for every choice (epochs, the learning
+rate, the threshold),
 eval/emergency_test.jsonl frozen by hash (tests/test_triage.py). A case is {"id", "text" | "messages", "label",
 "lang"}; a conversation's label holds at its last message, and an intent stated earlier holds for the rest of
 it, so a conversation is read as its user messages together (and each alone, for the turn that states it).
@@ -34,7 +35,7 @@ sys.path.insert(0, str(ROOT / "training"))
 TRAIN = sorted((ROOT / "training" / "emergency").glob("*.jsonl"))
 # The dev set: the first dev set, and the first two test sets, each reported once or more while a detector was
 # made and so dev data since; eval/emergency_test.jsonl is a third test set, written by a helper who had not seen
-# the detector and frozen before the detector was trained on the pools that came with it (pool_g, pool_h).
+# the detector and frozen before the detector was trained on the pools written since (pool_g to pool_l).
 DEV = tuple(ROOT / "eval" / f"emergency_{name}.jsonl" for name in ("dev", "dev_b", "dev_c"))
 TEST = ROOT / "eval" / "emergency_test.jsonl"
 # Recall first: 98 % of the dev emergencies (the issue's target). What it costs in false alarms is printed per
@@ -45,7 +46,8 @@ TARGET_RECALL = 0.98
 # false alarms of everyday traffic (dev sets: for choices).
 ORDINARY_TRAIN = 1500
 ORDINARY_DEV = (ROOT / "eval" / "freetext_dev.jsonl", ROOT / "eval" / "templated_dev.jsonl")
-GRID = [(l2, epochs) for l2 in (1e-8, 1e-7, 1e-6) for epochs in (20, 25, 30, 35, 40)]
+GRID = [(epochs, lr) for epochs in (3, 4, 6) for lr in (0.005, 0.01, 0.02)]  # (epochs, Adam's lr)
+BATCH = 32
 
 
 def read_cases(path: Path) -> list[dict]:
@@ -121,12 +123,11 @@ def ordinary_dev() -> list[dict]:
     return cases
 
 
-def train(rows: list[tuple[str, int, int]], l2: float, epochs: int, seed: int = 0) -> dict:
+def train(rows: list[tuple[str, int, int]], epochs: int, lr: float, seed: int = 0) -> dict:
+    """The label and language layers, learned by Adam over shuffled mini-batches of BATCH rows (on dev it ranks
+    emergencies better than one full-batch step per epoch did, in a twentieth of the time)."""
     torch.manual_seed(seed)
-    ids = [torch.tensor(_features(t)) for t, _, _ in rows]
-    offsets = torch.tensor([0, *torch.cumsum(torch.tensor([len(x) for x in ids]), 0)[:-1].tolist()])
-    flat = torch.cat(ids)
-    scale = torch.tensor([1.0 / math.sqrt(max(len(x), 1)) for x in ids])
+    feats = [torch.tensor(_features(t)) for t, _, _ in rows]
     labels = torch.tensor([y for _, y, _ in rows])
     langs = torch.tensor([g for _, _, g in rows])
     label_w = torch.nn.EmbeddingBag(BUCKETS, len(LABELS), mode="sum")
@@ -135,22 +136,28 @@ def train(rows: list[tuple[str, int, int]], l2: float, epochs: int, seed: int = 
         torch.nn.init.zeros_(w.weight)
     label_b = torch.zeros(len(LABELS), requires_grad=True)
     lang_b = torch.zeros(len(LANGUAGES), requires_grad=True)
-    params = [label_w.weight, lang_w.weight, label_b, lang_b]
-    opt = torch.optim.Adam(params, lr=0.05)
+    opt = torch.optim.Adam([label_w.weight, lang_w.weight, label_b, lang_b], lr=lr)
     # Each class weighs alike in the loss (it ranks emergencies better on dev than the data's own mix), and the
     # data's prior is put back into the bias afterwards, so a message with nothing the model knows ("x", "4")
     # reads as the ordinary message most are; the threshold, chosen on dev, trades recall for false alarms.
     counts = torch.bincount(labels, minlength=len(LABELS)).clamp(min=1).float()
     class_weight = counts.sum() / (len(LABELS) * counts)
+    order = torch.Generator().manual_seed(seed)
     for _ in range(epochs):
-        opt.zero_grad()
-        label_logits = label_w(flat, offsets) * scale[:, None] + label_b
-        lang_logits = lang_w(flat, offsets) * scale[:, None] + lang_b
-        loss = torch.nn.functional.cross_entropy(label_logits, labels, weight=class_weight)
-        loss = loss + torch.nn.functional.cross_entropy(lang_logits, langs)
-        loss = loss + l2 * (label_w.weight.pow(2).sum() + lang_w.weight.pow(2).sum())
-        loss.backward()
-        opt.step()
+        perm = torch.randperm(len(rows), generator=order).tolist()
+        for i in range(0, len(rows), BATCH):
+            batch = perm[i : i + BATCH]
+            ids = [feats[j] for j in batch]
+            offsets = torch.tensor([0, *torch.cumsum(torch.tensor([len(x) for x in ids]), 0)[:-1].tolist()])
+            flat = torch.cat(ids)
+            scale = torch.tensor([1.0 / math.sqrt(max(len(x), 1)) for x in ids])[:, None]
+            opt.zero_grad()
+            label_logits = label_w(flat, offsets) * scale + label_b
+            lang_logits = lang_w(flat, offsets) * scale + lang_b
+            loss = torch.nn.functional.cross_entropy(label_logits, labels[batch], weight=class_weight)
+            loss = loss + torch.nn.functional.cross_entropy(lang_logits, langs[batch])
+            loss.backward()
+            opt.step()
     prior = (counts / counts.sum()).log()
     return {
         "label_w": label_w.weight.detach().numpy().copy(),
@@ -240,12 +247,12 @@ def main(argv: list[str] | None = None) -> int:
     dev, everyday = read_dev(), ordinary_dev()
     rows = examples(train_cases + ordinary_messages())
     best = None
-    for l2, epochs in GRID:
-        weights = train(rows, l2, epochs)
+    for epochs, lr in GRID:
+        weights = train(rows, epochs, lr)
         det = EmergencyDetector(_weights(weights), 0.5)
         det.threshold = pick_threshold(det, dev, TARGET_RECALL)
         dev_figures = figures(det, dev)
-        print(f"l2={l2:g} epochs={epochs}: threshold {det.threshold:.3f} dev {_line(dev_figures)}")
+        print(f"epochs={epochs} lr={lr:g}: threshold {det.threshold:.3f} dev {_line(dev_figures)}")
         # Chosen by the false alarms at 95 % recall too: at 98 % a few dev cases decide alone.
         det95 = EmergencyDetector(_weights(weights), pick_threshold(det, dev, 0.95))
         fa95 = figures(det95, dev)["false_alarms"]
@@ -257,17 +264,18 @@ def main(argv: list[str] | None = None) -> int:
             dev_figures["recall"],
         )
         if best is None or key > best[0]:
-            best = (key, l2, epochs, weights, det.threshold, dev_figures)
-    _, l2, epochs, weights, threshold, dev_figures = best
+            best = (key, epochs, lr, weights, det.threshold, dev_figures)
+    _, epochs, lr, weights, threshold, dev_figures = best
     info = {
         "train_cases": len(train_cases),
         "ordinary_train": ORDINARY_TRAIN,
-        "l2": l2,
         "epochs": epochs,
+        "lr": lr,
+        "batch": BATCH,
         "dev": _public(dev_figures),
     }
     save(weights, threshold, args.out, info)
-    print(f"chosen l2={l2:g} epochs={epochs} threshold {threshold:.3f}; {len(train_cases)} training cases")
+    print(f"chosen epochs={epochs} lr={lr:g} threshold {threshold:.3f}; {len(train_cases)} training cases")
     print(f"dev  ({len(dev)}): {_line(dev_figures)}; everyday {_everyday(dev_figures)}")
     print(f"dev missed: {dev_figures['missed']}")
     if args.test:
