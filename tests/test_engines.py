@@ -217,7 +217,7 @@ def test_a_new_conversation_starts_from_the_prefix_snapshot(backend, tuned, llam
 
     generator = llama_generator if backend == "llamacpp" else CachedGenerator(*tuned)
     generator.clear()
-    agent = pharmacist_agent(*tuned, generator=generator)
+    agent = pharmacist_agent(scripted_backend(generator, tuned[1]))
     first = agent.run("Parol ne işe yarar?")
     assert first.stats.steps[0].cached_tokens == 0
     (prefix,) = generator.prefixes
@@ -239,7 +239,7 @@ def test_prefix_snapshots_are_counted_once_and_bounded(tuned):
     from agent.pharmacy import pharmacist_agent
 
     generator = CachedGenerator(*tuned)
-    agent = pharmacist_agent(*tuned, generator=generator)
+    agent = pharmacist_agent(scripted_backend(generator, tuned[1]))
     runs = []
     for question in ("Parol ne işe yarar?", "Nurofen ne işe yarar?"):
         generator.reset()
@@ -455,7 +455,9 @@ def test_drafts_change_nothing_but_the_number_of_forward_passes(backend, tuned, 
             generator.clear()
             generator.draft_tokens, drafts = draft, [*drafts, 0]
             generator.lookup_ngram = 3  # drafts at most positions: the check covers many accepted and refused
-            result = pharmacist_agent(*tuned, generator=generator).run("Aspirin ile Coumadin birlikte kullanılır mı?")
+            result = pharmacist_agent(scripted_backend(generator, tuned[1])).run(
+                "Aspirin ile Coumadin birlikte kullanılır mı?"
+            )
             runs.append(result)
     finally:
         del generator.generate
@@ -561,7 +563,9 @@ def test_a_conversation_without_system_prompt_or_examples_runs_without_a_snapsho
     from agent.pharmacy import pharmacist_agent
 
     generator = CachedGenerator(*tuned)
-    agent = pharmacist_agent(*tuned, config=AgentConfig(system_prompt="", max_new_tokens=24), generator=generator)
+    agent = pharmacist_agent(
+        scripted_backend(generator, tuned[1]), config=AgentConfig(system_prompt="", max_new_tokens=24)
+    )
     assert "role" in agent.next_message("Parol ne işe yarar?")
     assert generator.prefixes == []
 

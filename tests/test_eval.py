@@ -437,7 +437,13 @@ def test_the_results_index_is_current_and_the_tree_holds_only_what_it_cites():
     kept = {Path(d[k]) for d in runs.values() if "summary" in d for k in ("summary", "predictions")}
     extra = {p.relative_to(RESULTS.parent.parent) for p in RESULTS.rglob("*") if p.is_file()} - kept
     info = {
-        Path(f"eval/results/{run}/training_info.json") for run in ("recipe_probe", "recipe_cpu", "recipe_base_prefix")
+        Path(f"eval/results/{run}/training_info.json")
+        for run in (
+            "recipe_probe",
+            "recipe_cpu",
+            "recipe_base_prefix",
+            *(f"recipe_gpu/{v}" for v in ("decision", "full", "many10")),
+        )
     }
     # the base-prefix run's adapter, kept for the engine that reads its prefix with the base model (docs/training.md)
     kept_adapter = {

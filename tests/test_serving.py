@@ -27,6 +27,7 @@ from types import SimpleNamespace
 
 import openai
 import pytest
+from ppsf_helpers import scripted_backend
 from servers import transformers_serve
 
 from agent.engine.agent import AgentConfig
@@ -205,13 +206,11 @@ def test_agent_runs_a_question_through_transformers_serve(default_server, tokeni
     events: list[dict] = []
     transcript = tmp_path / "run.jsonl"
     agent = pharmacist_agent(
-        None,
-        tokenizer,
+        scripted_backend(served, tokenizer),
         tools=[search_drug],
         examples=EXAMPLES,
         config=AgentConfig(max_steps=3, max_new_tokens=40, transcript=transcript),
         on_event=events.append,
-        generator=served,
     )
     result = agent.run("Parol ne işe yarar?")
 
