@@ -522,6 +522,49 @@ def test_free_text_sets_share_no_question_with_each_other_or_the_templated_set()
     assert len(set(queries)) == len(queries) and not set(queries) & templated
 
 
+# Multi-turn sets written for issue 39 by two helpers who had not read eval/, tests/ or training/ (one each),
+# frozen before any training: multiturn_dev.jsonl for choices, multiturn_test.jsonl only reported. Only the last
+# user message is scored; the calls it needs name a medicine as the patient wrote it in any earlier message.
+MULTITURN_SHA256 = {
+    "multiturn_dev.jsonl": "29edf0cb099da9b09067497c5e767daa99eb9f9993f1b61101d01058a52afa2c",
+    "multiturn_test.jsonl": "f1c2eee7b0bb88580e96dc1b54cb032957b6750a216f683c85e16a0ffa98fdde",
+}
+
+
+@pytest.mark.parametrize("name", sorted(MULTITURN_SHA256))
+def test_multi_turn_sets_are_frozen_and_their_answers_exist(name):
+    import hashlib
+
+    from agent.engine.toolbox import Toolbox
+    from agent.pharmacy.prompts import tool_context
+    from agent.pharmacy.tools import PHARMACY_TOOLS
+
+    path = RESULTS.parent / name
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == MULTITURN_SHA256[name]
+    cases = ev.read_jsonl(path)
+    assert len({c["id"] for c in cases}) == len(cases) >= 60
+    toolbox = Toolbox(list(PHARMACY_TOOLS))
+    for case in cases:
+        messages = case["messages"]
+        assert messages[-1]["role"] == "user" and sum(m["role"] == "user" for m in messages) >= 2, case["id"]
+        context = tool_context(messages)  # what the agent tells the tools: the language and the patient's facts
+        assert case["lang"] == context["language"] and case["intent"], case["id"]
+        said = " ".join(m["content"] for m in messages if m["role"] == "user")
+        results = [toolbox.call(c["name"], c["arguments"], context) for c in case["expected"]]
+        assert all("error" not in r for r in results), case["id"]
+        text = json.dumps(results, ensure_ascii=False)
+        assert all(m in text for m in case["must_mention"]), case["id"]
+        for c in case["expected"]:  # names as the patient wrote them, in this message or an earlier one
+            for drug in c["arguments"].get("drugs", [c["arguments"].get("drug")]):
+                assert drug in said, (case["id"], drug)
+
+
+def test_multi_turn_sets_share_no_conversation():
+    dev, test = (ev.read_jsonl(RESULTS.parent / n) for n in sorted(MULTITURN_SHA256))
+    said = [tuple(m["content"] for m in c["messages"] if m["role"] == "user") for c in dev + test]
+    assert len(set(said)) == len(said)
+
+
 # docs/training.md's free-text table, row by row: the history as the index holds it, then the default's runs
 FREETEXT_HISTORY = [
     "dev_names_any",
