@@ -83,6 +83,16 @@ RUNS: tuple[Run, ...] = (
         stage=DEFAULT_STAGE,
     ),
     Run(
+        "multiturn/default_dev",
+        "multiturn/default_dev",
+        "eval/multiturn_dev.jsonl",
+        "the current default adapter and agent (answers='tools', triage, the answer checks) on the multi-turn dev "
+        "set: the last patient message of each conversation scored",
+        f"{EVAL} eval/multiturn_dev.jsonl --predictions eval/results/multiturn/default_dev_predictions.jsonl "
+        "--summary eval/results/multiturn/default_dev_summary.json",
+        stage=DEFAULT_STAGE,
+    ),
+    Run(
         "freetext/default_test",
         "freetext/default_test",
         FREETEXT_TEST,
