@@ -37,9 +37,10 @@ def positive_seconds(text: str) -> float:
     return value
 
 
-def add_backend_options(p: argparse.ArgumentParser) -> None:
+def add_backend_options(p: argparse.ArgumentParser, *, prefix_store: bool = True) -> None:
     """--backend, --model, --adapter, --gguf, --base-url, --device, --dtype, --threads, --timeout and
-    --no-prefix-store: the fields of BackendOptions, with its defaults."""
+    --no-prefix-store: the fields of BackendOptions, with its defaults. prefix_store=False: no prefix states on
+    disk at all, and no flag for it (backend_options then gives prefix_store=False)."""
     p.add_argument(
         "--model",
         help="local backend: Hub id or local folder of a causal LM (default: bundled SmolLM2-135M-Instruct); "
@@ -79,19 +80,24 @@ def add_backend_options(p: argparse.ArgumentParser) -> None:
         help="openai backend: seconds one generation step may take, connection and whole stream included "
         "(default: 60); a step that runs over is an error, never retried",
     )
-    p.add_argument(
-        "--no-prefix-store",
-        action="store_true",
-        help="local and llamacpp backends: do not keep the KV state of the prompt's fixed prefix (system prompt, "
-        "tools; never your messages) on disk ($PPSF_PREFIXES, else the PPSF cache's prefixes/), from which the "
-        "next run starts instead of prefilling ~1,000 tokens",
-    )
+    if prefix_store:
+        _add_prefix_store_option(p)
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"], help="local backend")
     p.add_argument(
         "--dtype",
         default="auto",
         choices=["auto", "float32", "bfloat16", "float16"],
         help="local backend (auto: bfloat16 on CUDA, float32 elsewhere)",
+    )
+
+
+def _add_prefix_store_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--no-prefix-store",
+        action="store_true",
+        help="local and llamacpp backends: do not keep the KV state of the prompt's fixed prefix (system prompt, "
+        "tools; never your messages) on disk ($PPSF_PREFIXES, else the PPSF cache's prefixes/), from which the "
+        "next run starts instead of prefilling ~1,000 tokens",
     )
 
 
@@ -111,7 +117,7 @@ def backend_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -
             dtype=args.dtype,
             threads=args.threads,
             timeout=args.timeout,
-            prefix_store=not args.no_prefix_store,
+            prefix_store=not getattr(args, "no_prefix_store", True),  # no such flag: no store
         )
     except BackendOptionError as e:
         parser.error(str(e))

@@ -289,7 +289,9 @@ def build_parser() -> argparse.ArgumentParser:
     # proxies and Spaces set), else binds 127.0.0.1 on the first free port from 7860.
     parser.add_argument("--host", help="address to bind (default: $GRADIO_SERVER_NAME, else 127.0.0.1)")
     parser.add_argument("--port", type=int, help="port (default: $GRADIO_SERVER_PORT, else the first free from 7860)")
-    add_backend_options(parser)
+    # No prefix states on disk: the prefix holds the system prompt a visitor may type, and nothing of a visitor's
+    # is stored on the server (docs/security.md).
+    add_backend_options(parser, prefix_store=False)
     parser.add_argument(
         "--keep-transcripts",
         action="store_true",

@@ -59,11 +59,16 @@ def test_every_front_end_declares_the_same_options_with_the_same_defaults(front_
         "web": (web.build_parser(), []),
         "eval": (runner.build_parser(), ["cases.jsonl"]),
     }[front_end]
-    assert backend_options(parser, parser.parse_args(argv)) == BackendOptions()
-    flags = ["--backend", "llamacpp", "--gguf", "m.gguf", "--threads", "2", "--no-prefix-store"]
+    # The web app keeps no prefix states on disk (a visitor's system prompt is in the prefix), and has no flag for it.
+    store = front_end != "web"
+    assert backend_options(parser, parser.parse_args(argv)) == BackendOptions(prefix_store=store)
+    flags = ["--backend", "llamacpp", "--gguf", "m.gguf", "--threads", "2"] + (["--no-prefix-store"] if store else [])
     assert backend_options(parser, parser.parse_args([*argv, *flags])) == BackendOptions(
         backend="llamacpp", gguf=Path("m.gguf"), threads=2, prefix_store=False
     )
+    if not store:
+        with pytest.raises(SystemExit):
+            parser.parse_args(["--no-prefix-store"])
 
 
 @pytest.mark.parametrize("front_end", ["web", "eval"])
@@ -257,3 +262,19 @@ def test_the_cli_runs_on_the_backend_it_built(tiny_model_dir, tmp_path, monkeypa
     assert agent.generator is agent.backend.generator and agent.backend.prefix_store.folder == tmp_path / "prefixes"
     assert agent.examples  # a plain model gets the worked example
     assert json.loads(capsys.readouterr().out)["messages"][-1]["role"] == "assistant"
+
+
+def test_the_eval_ends_a_run_that_cannot_go_on_with_one_line(monkeypatch, tmp_path, capsys):
+    """A case the backend cannot take (here: a prompt longer than its context) is an `error: ...` line and exit
+    status 2, as in the CLI, with the predictions written so far kept."""
+    from agent.engine import backends
+    from agent.eval import runner
+
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps({"id": "c1", "query": "Parol ne işe yarar?", "expected": []}) + "\n")
+    tiny = Backend(CUSTOM, ScriptedGenerator(["@PHARMACIST\nok"], context_length=16), repo_tokenizer(), tuned=True)
+    monkeypatch.setattr(backends, "build_backend", lambda options: tiny)
+    predictions = tmp_path / "out.jsonl"
+    assert runner.main([str(cases), "--predictions", str(predictions)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("error: ") and str(predictions) in err and "Traceback" not in err

@@ -33,12 +33,14 @@ class BackendOptionError(ValueError):
 @dataclass(frozen=True)
 class BackendOptions:
     """What to run the agent on. The fields are the shared flags of agent.run_options.add_backend_options, with
-    their defaults; a field of another backend than `backend` raises BackendOptionError (the CLI's messages)."""
+    their defaults; model, adapter, gguf, base_url or threads set for a backend that does not take it raises
+    BackendOptionError (the CLI's messages); device, dtype, timeout and prefix_store are read only by the
+    backends they name."""
 
     backend: BackendKind = "local"
     # local: a Hub id or model folder (None: the bundled model); openai: the served model (None: the only one served)
     model: str | None = None
-    adapter: str | os.PathLike | None = "auto"  # local: a PEFT adapter folder, "none", or "auto" (resolve_adapter)
+    adapter: str | os.PathLike = "auto"  # local: a PEFT adapter folder, "none", or "auto" (resolve_adapter)
     gguf: str | os.PathLike | None = None  # llamacpp: a PPSF-tuned GGUF (None: the default model's export)
     base_url: str | None = None  # openai: the server's API root (None: DEFAULT_BASE_URL)
     device: str = "auto"  # local: auto, cpu, cuda, mps

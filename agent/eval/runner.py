@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.score is not None:
         predictions = read_jsonl(args.score)
     else:
-        from ..engine.agent import AgentConfig
+        from ..engine.agent import AgentConfig, InputTooLong
         from ..engine.backends import backend_errors, build_backend
         from ..pharmacy import demo_examples, pharmacist_agent
 
@@ -131,7 +131,12 @@ def main(argv: list[str] | None = None) -> int:
             answers=args.answers,
         )
         started = time.time()
-        predictions = run_cases(agent, cases, args.predictions)
+        try:
+            predictions = run_cases(agent, cases, args.predictions)
+        except (InputTooLong, *backend_errors(options.backend)) as e:  # a server that failed, a prompt too long
+            kept = f" (the predictions so far are in {args.predictions})" if args.predictions else ""
+            print(f"\nerror: {e}{kept}", file=sys.stderr)
+            return 2
         info = {
             "backend": backend.kind,
             "model": backend.name,
