@@ -493,26 +493,38 @@ FREETEXT_SHA256 = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(FREETEXT_SHA256))
-def test_free_text_sets_are_frozen_and_their_answers_exist(name):
+def frozen_cases(name: str, sha256: str, at_least: int) -> list[dict]:
+    """The cases of a frozen set, its hash checked."""
     import hashlib
 
+    path = RESULTS.parent / name
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == sha256
+    cases = ev.read_jsonl(path)
+    assert len({c["id"] for c in cases}) == len(cases) >= at_least
+    return cases
+
+
+def check_expected(case: dict, context: dict, said: str) -> None:
+    """The case's expected calls run without error, state its key facts, and name medicines as the patient wrote
+    them (said: the patient's words)."""
+    from agent.engine.toolbox import Toolbox
     from agent.pharmacy.tools import PHARMACY_TOOLS
 
-    path = RESULTS.parent / name
-    assert hashlib.sha256(path.read_bytes()).hexdigest() == FREETEXT_SHA256[name]
-    cases = ev.read_jsonl(path)
-    assert len({c["id"] for c in cases}) == len(cases) >= 30
-    tools = {fn.__name__: fn for fn in PHARMACY_TOOLS}
-    for case in cases:
+    toolbox = Toolbox(list(PHARMACY_TOOLS))
+    results = [toolbox.call(c["name"], c["arguments"], context) for c in case["expected"]]
+    assert all("error" not in r for r in results), case["id"]
+    text = json.dumps(results, ensure_ascii=False)
+    assert all(m in text for m in case["must_mention"]), case["id"]
+    for c in case["expected"]:
+        for drug in c["arguments"].get("drugs", [c["arguments"].get("drug")]):
+            assert drug in said, (case["id"], drug)
+
+
+@pytest.mark.parametrize("name", sorted(FREETEXT_SHA256))
+def test_free_text_sets_are_frozen_and_their_answers_exist(name):
+    for case in frozen_cases(name, FREETEXT_SHA256[name], 30):
         assert case["lang"] in ("tr", "en") and case["intent"]
-        results = [tools[c["name"]](**c["arguments"], language=case["lang"]) for c in case["expected"]]
-        assert all("error" not in r for r in results), case["id"]
-        text = json.dumps(results, ensure_ascii=False)
-        assert all(m in text for m in case["must_mention"]), case["id"]
-        for c in case["expected"]:  # names as the patient wrote them
-            for drug in c["arguments"].get("drugs", [c["arguments"].get("drug")]):
-                assert drug in case["query"], (case["id"], drug)
+        check_expected(case, {"language": case["lang"]}, case["query"])
 
 
 def test_free_text_sets_share_no_question_with_each_other_or_the_templated_set():
@@ -533,30 +545,15 @@ MULTITURN_SHA256 = {
 
 @pytest.mark.parametrize("name", sorted(MULTITURN_SHA256))
 def test_multi_turn_sets_are_frozen_and_their_answers_exist(name):
-    import hashlib
-
-    from agent.engine.toolbox import Toolbox
     from agent.pharmacy.prompts import tool_context
-    from agent.pharmacy.tools import PHARMACY_TOOLS
 
-    path = RESULTS.parent / name
-    assert hashlib.sha256(path.read_bytes()).hexdigest() == MULTITURN_SHA256[name]
-    cases = ev.read_jsonl(path)
-    assert len({c["id"] for c in cases}) == len(cases) >= 60
-    toolbox = Toolbox(list(PHARMACY_TOOLS))
-    for case in cases:
+    for case in frozen_cases(name, MULTITURN_SHA256[name], 60):
         messages = case["messages"]
         assert messages[-1]["role"] == "user" and sum(m["role"] == "user" for m in messages) >= 2, case["id"]
         context = tool_context(messages)  # what the agent tells the tools: the language and the patient's facts
         assert case["lang"] == context["language"] and case["intent"], case["id"]
-        said = " ".join(m["content"] for m in messages if m["role"] == "user")
-        results = [toolbox.call(c["name"], c["arguments"], context) for c in case["expected"]]
-        assert all("error" not in r for r in results), case["id"]
-        text = json.dumps(results, ensure_ascii=False)
-        assert all(m in text for m in case["must_mention"]), case["id"]
-        for c in case["expected"]:  # names as the patient wrote them, in this message or an earlier one
-            for drug in c["arguments"].get("drugs", [c["arguments"].get("drug")]):
-                assert drug in said, (case["id"], drug)
+        # names as the patient wrote them, in the last message or an earlier one
+        check_expected(case, context, " ".join(m["content"] for m in messages if m["role"] == "user"))
 
 
 def test_multi_turn_sets_share_no_conversation():
