@@ -117,8 +117,6 @@ class PharmacistApp:
         self.backend = backend
         # The tuned model writes the format itself; a plain model gets one worked example (as the CLI).
         self.examples = None if backend.tuned else demo_examples()
-        # One generator (and KV cache) for the process; a run of another tab starts from an empty cache.
-        self.generator = backend.generator
         self._lock = threading.Lock()
         self._last_session: str | None = None
         self.downloads = downloads_folder()  # the tabs' transcript downloads (see serve)
@@ -149,7 +147,8 @@ class PharmacistApp:
             with self._lock:  # gradio queues one run at a time; the lock also guards direct callers
                 try:
                     if self._last_session != session:
-                        self.generator.reset()  # another tab's cache is not this conversation's
+                        # One generator (and KV cache) for the process: another tab's cache is not this one's.
+                        self.backend.generator.reset()
                         self._last_session = session
                     agent = self.agent(system_prompt, language, max_steps, on_event)
                     result = agent.run(conversation)

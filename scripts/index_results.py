@@ -191,7 +191,7 @@ RUNS: tuple[Run, ...] = (
             cases,
             f"the recipe on one H200 (device_run.sh session), {what}, {label}",
             f"python training/recipe.py training/recipes/default.yaml --device cuda{sets}",
-            training_info=f"recipe_gpu/{variant}/training_info.json",
+            training_info=f"recipe_gpu/{variant}/adapter/training_info.json",
         )
         for variant, what, sets in (
             ("decision", "as committed (640 decision examples, LoRA on the top 10 layers)", ""),
@@ -214,7 +214,7 @@ RUNS: tuple[Run, ...] = (
         "on the top 10 layers, free-text dev (its templated dev run was cut by the session's device time)",
         "python training/recipe.py training/recipes/default.yaml --device cuda --set data.conversations=1200 "
         "--set data.examples=4000 --set data.after_results=1.0 --set train.layers=10",
-        training_info="recipe_gpu/many10/training_info.json",
+        training_info="recipe_gpu/many10/adapter/training_info.json",
     ),
     # ---- archived: the history docs/training.md tells (git history keeps the files)
     Run("templated/stage1", "stage1", TEMPLATED, _stage(1), stage=1),

@@ -346,7 +346,13 @@ def scripted_backend(generator: Any = None, tokenizer: Any = None):
 
 
 class NoGenerator:
-    """A generator for agents built only to inspect (their toolbox, constraint, prompt): calling it fails."""
+    """A generator that must not be called: for agents built only to inspect (their toolbox, constraint, prompt),
+    and for turns triage answers before the model."""
+
+    context_length = None
+
+    def reset(self) -> None:
+        pass
 
     def generate(self, *args: Any, **kwargs: Any):
-        raise AssertionError("this agent was built to be inspected, not run")
+        raise AssertionError("the model was called where nothing should have reached it")

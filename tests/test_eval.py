@@ -437,17 +437,14 @@ def test_the_results_index_is_current_and_the_tree_holds_only_what_it_cites():
     kept = {Path(d[k]) for d in runs.values() if "summary" in d for k in ("summary", "predictions")}
     extra = {p.relative_to(RESULTS.parent.parent) for p in RESULTS.rglob("*") if p.is_file()} - kept
     info = {
-        Path(f"eval/results/{run}/training_info.json")
-        for run in (
-            "recipe_probe",
-            "recipe_cpu",
-            "recipe_base_prefix",
-            *(f"recipe_gpu/{v}" for v in ("decision", "full", "many10")),
-        )
+        Path(f"eval/results/{run}/training_info.json") for run in ("recipe_probe", "recipe_cpu", "recipe_base_prefix")
     }
-    # the base-prefix run's adapter, kept for the engine that reads its prefix with the base model (docs/training.md)
+    # adapters kept beside their runs: the base-prefix one for the engine that reads its prefix with the base model,
+    # the GPU runs' (docs/training.md), each with its training record
     kept_adapter = {
-        p.relative_to(RESULTS.parent.parent) for p in (RESULTS / "recipe_base_prefix" / "adapter").iterdir()
+        p.relative_to(RESULTS.parent.parent)
+        for folder in (RESULTS / "recipe_base_prefix" / "adapter", *(RESULTS / "recipe_gpu").glob("*/adapter"))
+        for p in folder.iterdir()
     }
     assert extra == {Path("eval/results/index.jsonl"), *info, *kept_adapter}
     for run in runs.values():  # an archived run names the commit that still holds its files

@@ -26,21 +26,9 @@ sys.path.insert(0, str(ROOT / "training"))
 EMERGENCY_TEST_SHA256 = "3b73e3eef3a3248c6d9e4b7fd7f6964c79b92c496d1cc78d46fb7d19110ae31a"
 
 
-class NoModel:
-    """A generator that fails when called: triage must answer without it."""
-
-    context_length = None
-
-    def reset(self) -> None:
-        pass
-
-    def generate(self, *args, **kwargs):
-        raise AssertionError("the model was called on a turn triage answers")
-
-
 def triage_agent(generator=None, **kwargs):
     events: list[dict] = []
-    agent = pharmacist_agent(scripted_backend(generator or NoModel()), config=AgentConfig(tool_timeout=30.0),
+    agent = pharmacist_agent(scripted_backend(generator), config=AgentConfig(tool_timeout=30.0),
                              on_event=events.append, **kwargs)  # fmt: skip
     return agent, events
 
