@@ -1,6 +1,6 @@
 """Emergency triage (agent.pharmacy.triage, agent.engine.triage): answered before the model or any tool runs,
 the whole conversation read (every content shape), no amount after intent, misuse refused, the patient's
-language; and the detector's sets (dev: eval/emergency_dev.jsonl, emergency_dev_b.jsonl, emergency_dev_c.jsonl; test:
+language; and the detector's sets (dev: eval/emergency_dev*.jsonl; test:
 eval/emergency_test.jsonl, frozen by hash)."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from agent.pharmacy.triage import CRISIS_ANSWER, POISONING_ANSWER, AmountsAfterI
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "training"))
-EMERGENCY_TEST_SHA256 = "3b73e3eef3a3248c6d9e4b7fd7f6964c79b92c496d1cc78d46fb7d19110ae31a"
+EMERGENCY_TEST_SHA256 = "99d4873f1dd308df3ceaa37975636fff4ee7a37caff5a777a853af89aa2b1f3c"
 
 
 def triage_agent(generator=None, **kwargs):
@@ -108,7 +108,13 @@ def read(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-HELD_OUT = ("emergency_dev.jsonl", "emergency_dev_b.jsonl", "emergency_dev_c.jsonl", "emergency_test.jsonl")
+HELD_OUT = (
+    "emergency_dev.jsonl",
+    "emergency_dev_b.jsonl",
+    "emergency_dev_c.jsonl",
+    "emergency_dev_d.jsonl",
+    "emergency_test.jsonl",
+)
 
 
 def test_the_emergency_sets_are_frozen_and_well_formed():

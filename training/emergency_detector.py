@@ -5,7 +5,7 @@ frozen test set, reported once, never used for a choice).
     python training/emergency_detector.py --test     # the same, and print the frozen test set's figures
 
 Data: training/emergency/*.jsonl (patient-written wordings; helpers who had not seen the detector wrote them),
-eval/emergency_dev.jsonl, emergency_dev_b.jsonl and emergency_dev_c.jsonl for every choice (epochs, the learning
+eval/emergency_dev.jsonl and emergency_dev_b, _c and _d for every choice (epochs, the learning
 rate, the threshold),
 eval/emergency_test.jsonl frozen by hash (tests/test_triage.py). A case is {"id", "text" | "messages", "label",
 "lang"}; a conversation's label holds at its last message, and an intent stated earlier holds for the rest of
@@ -16,27 +16,26 @@ The threshold is the highest emergency score at which the dev set's recall is at
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import math
 import sys
 import time
 from pathlib import Path
 
-import torch
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agent.pharmacy.emergency import BUCKETS, LABELS, LANGUAGES, WEIGHTS, EmergencyDetector, features  # noqa: E402
+from agent.pharmacy.emergency import LABELS, LANGUAGES, WEIGHTS, EmergencyDetector  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "training"))
 
+from textclass import BATCH, Head, as_shipped, save_weights, train_heads  # noqa: E402
+
 TRAIN = sorted((ROOT / "training" / "emergency").glob("*.jsonl"))
-# The dev set: the first dev set, and the first two test sets, each reported once or more while a detector was
-# made and so dev data since; eval/emergency_test.jsonl is a third test set, written by a helper who had not seen
-# the detector and frozen before the detector was trained on the pools written since (pool_g to pool_l).
-DEV = tuple(ROOT / "eval" / f"emergency_{name}.jsonl" for name in ("dev", "dev_b", "dev_c"))
+# The dev set: the first dev set, and the first three test sets, each reported once or more while a detector was
+# made and so dev data since; eval/emergency_test.jsonl is a fourth test set, written by a helper who had not seen
+# the detector and frozen before the detector was trained on the pools written since (pool_m, pool_n).
+DEV = tuple(ROOT / "eval" / f"emergency_{name}.jsonl" for name in ("dev", "dev_b", "dev_c", "dev_d"))
 TEST = ROOT / "eval" / "emergency_test.jsonl"
 # Recall first: 98 % of the dev emergencies (the issue's target). What it costs in false alarms is printed per
 # grid point and, for the shipped weights, in docs/security.md (recomputed by tests/test_triage.py).
@@ -47,7 +46,6 @@ TARGET_RECALL = 0.98
 ORDINARY_TRAIN = 1500
 ORDINARY_DEV = (ROOT / "eval" / "freetext_dev.jsonl", ROOT / "eval" / "templated_dev.jsonl")
 GRID = [(epochs, lr) for epochs in (3, 4, 6) for lr in (0.005, 0.01, 0.02)]  # (epochs, Adam's lr)
-BATCH = 32
 
 
 def read_cases(path: Path) -> list[dict]:
@@ -124,52 +122,16 @@ def ordinary_dev() -> list[dict]:
 
 
 def train(rows: list[tuple[str, int, int]], epochs: int, lr: float, seed: int = 0) -> dict:
-    """The label and language layers, learned by Adam over shuffled mini-batches of BATCH rows (on dev it ranks
-    emergencies better than one full-batch step per epoch did, in a twentieth of the time)."""
-    torch.manual_seed(seed)
-    feats = [torch.tensor(_features(t)) for t, _, _ in rows]
-    labels = torch.tensor([y for _, y, _ in rows])
-    langs = torch.tensor([g for _, _, g in rows])
-    label_w = torch.nn.EmbeddingBag(BUCKETS, len(LABELS), mode="sum")
-    lang_w = torch.nn.EmbeddingBag(BUCKETS, len(LANGUAGES), mode="sum")
-    for w in (label_w, lang_w):
-        torch.nn.init.zeros_(w.weight)
-    label_b = torch.zeros(len(LABELS), requires_grad=True)
-    lang_b = torch.zeros(len(LANGUAGES), requires_grad=True)
-    opt = torch.optim.Adam([label_w.weight, lang_w.weight, label_b, lang_b], lr=lr)
-    # Each class weighs alike in the loss (it ranks emergencies better on dev than the data's own mix), and the
-    # data's prior is put back into the bias afterwards, so a message with nothing the model knows ("x", "4")
-    # reads as the ordinary message most are; the threshold, chosen on dev, trades recall for false alarms.
-    counts = torch.bincount(labels, minlength=len(LABELS)).clamp(min=1).float()
-    class_weight = counts.sum() / (len(LABELS) * counts)
-    order = torch.Generator().manual_seed(seed)
-    for _ in range(epochs):
-        perm = torch.randperm(len(rows), generator=order).tolist()
-        for i in range(0, len(rows), BATCH):
-            batch = perm[i : i + BATCH]
-            ids = [feats[j] for j in batch]
-            offsets = torch.tensor([0, *torch.cumsum(torch.tensor([len(x) for x in ids]), 0)[:-1].tolist()])
-            flat = torch.cat(ids)
-            scale = torch.tensor([1.0 / math.sqrt(max(len(x), 1)) for x in ids])[:, None]
-            opt.zero_grad()
-            label_logits = label_w(flat, offsets) * scale + label_b
-            lang_logits = lang_w(flat, offsets) * scale + lang_b
-            loss = torch.nn.functional.cross_entropy(label_logits, labels[batch], weight=class_weight)
-            loss = loss + torch.nn.functional.cross_entropy(lang_logits, langs[batch])
-            loss.backward()
-            opt.step()
-    prior = (counts / counts.sum()).log()
-    return {
-        "label_w": label_w.weight.detach().numpy().copy(),
-        "label_b": (label_b.detach() + prior).numpy().copy(),
-        "lang_w": lang_w.weight.detach().numpy().copy(),
-        "lang_b": lang_b.detach().numpy().copy(),
+    """The label and language heads (training/textclass.py); each label weighs alike in the loss (it ranks
+    emergencies better on dev than the data's own mix), and the threshold, chosen on dev, trades recall for
+    false alarms."""
+    heads = {
+        "label": Head([y for _, y, _ in rows], len(LABELS), balanced=True),
+        "lang": Head([g for _, _, g in rows], len(LANGUAGES)),
     }
-
-
-@functools.cache
-def _features(text: str) -> tuple[int, ...]:
-    return tuple(features(text))
+    learned = train_heads([t for t, _, _ in rows], heads, epochs, lr, seed, BATCH)
+    (label_w, label_b), (lang_w, lang_b) = learned["label"], learned["lang"]
+    return {"label_w": label_w, "label_b": label_b, "lang_w": lang_w, "lang_b": lang_b}
 
 
 def conversation_score(det: EmergencyDetector, case: dict) -> tuple[float, str, str]:
@@ -231,10 +193,9 @@ def pick_threshold(det: EmergencyDetector, cases: list[dict], target: float) -> 
 
 
 def save(weights: dict, threshold: float, path: Path, info: dict) -> None:
-    from safetensors.numpy import save_file
-
-    tensors = {k: v.astype("float16") for k, v in weights.items()}  # half the size; scores agree to 1e-3
-    save_file(tensors, str(path), metadata={"threshold": f"{threshold:.6f}", "info": json.dumps(info)})
+    save_weights(
+        weights, path, {"threshold": f"{threshold:.6f}", "info": json.dumps(info)}
+    )  # float16: scores agree to 1e-3
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -287,8 +248,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _weights(weights: dict) -> dict:
-    """The weights as the shipped file holds them (float16), for scoring what will ship."""
-    return {k: v.astype("float16").astype("float32") for k, v in weights.items()}
+    return {k: as_shipped(v) for k, v in weights.items()}
 
 
 def _everyday(f: dict) -> str:
