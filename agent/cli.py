@@ -146,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         whole_names=not args.no_whole_names,
         names_only=not args.no_names_only,
         answers=args.answers,
+        routed=args.router,
         on_event=printer,
     )
 

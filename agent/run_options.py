@@ -124,14 +124,22 @@ def backend_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -
 
 
 def add_run_options(p: argparse.ArgumentParser, *, max_steps: int, max_new_tokens: int) -> None:
-    """--answers, --max-steps and --max-new-tokens, declared once for the CLI and agent.eval (whose defaults differ
-    on purpose: its committed results ran with 4 steps of 128 tokens)."""
+    """--answers, --router, --max-steps and --max-new-tokens, declared once for the CLI and agent.eval (whose
+    defaults differ on purpose: its committed results ran with 4 steps of 128 tokens)."""
     p.add_argument(
         "--answers",
         default="tools",
         choices=["tools", "model"],
         help="who writes an answer the tools' results cover: the tools (the phrasebook; default, for the bundled "
         "model) or the model (a larger one); the safety rules apply either way",
+    )
+    p.add_argument(
+        "--router",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the tool router chooses how a reply starts (which tool it calls, or an answer) and the model writes "
+        "the rest (agent.pharmacy.router); by default on for the PPSF-tuned model, whose recipe trains it, and off "
+        "for any other; --no-router: the model chooses alone",
     )
     p.add_argument(
         "--max-steps", type=positive_int, default=max_steps, help="generation steps before a final answer is forced"

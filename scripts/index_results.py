@@ -102,6 +102,63 @@ RUNS: tuple[Run, ...] = (
         stage=DEFAULT_STAGE,
     ),
     Run(
+        "routed/freetext_dev",
+        "routed/freetext_dev",
+        "eval/freetext_dev.jsonl",
+        "the default adapter and agent with the tool router choosing how the first reply starts "
+        "(agent.pharmacy.router, trained by training/router.py); free-text dev set",
+        f"{EVAL} eval/freetext_dev.jsonl --predictions eval/results/routed/freetext_dev_predictions.jsonl "
+        "--summary eval/results/routed/freetext_dev_summary.json",
+        stage=DEFAULT_STAGE,
+    ),
+    Run(
+        "routed/multiturn_dev",
+        "routed/multiturn_dev",
+        "eval/multiturn_dev.jsonl",
+        "as routed/freetext_dev, on the multi-turn dev set",
+        f"{EVAL} eval/multiturn_dev.jsonl --predictions eval/results/routed/multiturn_dev_predictions.jsonl "
+        "--summary eval/results/routed/multiturn_dev_summary.json",
+        stage=DEFAULT_STAGE,
+    ),
+    Run(
+        "routed/freetext_test",
+        "routed/freetext_test",
+        "eval/freetext_test.jsonl",
+        "as routed/freetext_dev, on the frozen free-text test set, reported only",
+        f"{EVAL} eval/freetext_test.jsonl --predictions eval/results/routed/freetext_test_predictions.jsonl "
+        "--summary eval/results/routed/freetext_test_summary.json",
+        stage=DEFAULT_STAGE,
+    ),
+    Run(
+        "routed/multiturn_test",
+        "routed/multiturn_test",
+        "eval/multiturn_test.jsonl",
+        "as routed/freetext_dev, on the frozen multi-turn test set, reported only",
+        f"{EVAL} eval/multiturn_test.jsonl --predictions eval/results/routed/multiturn_test_predictions.jsonl "
+        "--summary eval/results/routed/multiturn_test_summary.json",
+        stage=DEFAULT_STAGE,
+    ),
+    Run(
+        "routed/templated_test",
+        "routed/templated_test",
+        "eval/templated_test.jsonl",
+        "as routed/freetext_dev, on the frozen templated test set, reported only",
+        f"{EVAL} eval/templated_test.jsonl --predictions eval/results/routed/templated_test_predictions.jsonl "
+        "--summary eval/results/routed/templated_test_summary.json",
+        stage=DEFAULT_STAGE,
+    ),
+    Run(
+        "multiturn/default_test",
+        "multiturn/default_test",
+        "eval/multiturn_test.jsonl",
+        "the default adapter and agent without the router (the model chooses alone) on the frozen multi-turn "
+        "test set, reported only",
+        f"{EVAL} eval/multiturn_test.jsonl --no-router "
+        "--predictions eval/results/multiturn/default_test_predictions.jsonl "
+        "--summary eval/results/multiturn/default_test_summary.json",
+        stage=DEFAULT_STAGE,
+    ),
+    Run(
         "freetext/model_answers_dev",
         "freetext/model_answers_dev",
         FREETEXT_DEV,

@@ -288,9 +288,9 @@ def test_the_local_generator_decodes_under_the_whole_name_rule(tiny_model_dir, m
     seen: list = []
     real = agent_module.GroundedNames
 
-    def recording(tokenizer, sources, known_name=None, *, arguments, names_only=False):
+    def recording(tokenizer, sources, known_name=None, *, arguments, names_only=False, written=""):
         seen.append((known_name, names_only))
-        return real(tokenizer, sources, known_name, arguments=arguments, names_only=names_only)
+        return real(tokenizer, sources, known_name, arguments=arguments, names_only=names_only, written=written)
 
     monkeypatch.setattr(agent_module, "GroundedNames", recording)
     model = AutoModelForCausalLM.from_pretrained(tiny_model_dir)

@@ -25,6 +25,7 @@ from .calls import InvalidCall, checked_calls, one_line
 from .checks import AnswerCheck, Append, Replace, applied
 from .generation import GenerationResult, Generator
 from .grounding import GroundedNames, conversation_texts
+from .routing import Router, reply_start
 from .toolbox import Toolbox
 from .toolbox import error as error_result
 from .transcript import Transcript
@@ -71,9 +72,12 @@ class GroundedArguments:
     known_name: Callable[[str], bool] | None = None
     names_only: bool = False
 
-    def __call__(self, tokenizer: Any, messages: list[dict]) -> GroundedNames:
+    def __call__(self, tokenizer: Any, messages: list[dict], written: str = "") -> GroundedNames:
+        """The constraint for one step; written: the text the reply starts with (a routed start)."""
         texts = conversation_texts(messages)
-        return GroundedNames(tokenizer, texts, self.known_name, arguments=self.arguments, names_only=self.names_only)
+        return GroundedNames(
+            tokenizer, texts, self.known_name, arguments=self.arguments, names_only=self.names_only, written=written
+        )
 
 
 def no_answer(messages: list[dict], outcomes: list[Outcome], max_steps: int, ran_out: bool) -> str:
@@ -164,6 +168,7 @@ class Agent:
         tool_context: Callable[[list[dict]], dict[str, Any]] | None = None,
         triage: list[Triage] | tuple[Triage, ...] = (),
         renderer: Renderer | None = None,
+        router: Router | None = None,
     ) -> None:
         if not isinstance(backend, Backend):
             raise TypeError(
@@ -184,6 +189,8 @@ class Agent:
         self.triage = list(triage)
         # None: the model writes every answer.
         self.renderer = renderer
+        # Chooses how the first reply to a patient's message starts (agent.engine.routing); None: the model does.
+        self.router = router
         # Applied only by a generator that decodes here (a remote backend's sampler is not ours).
         self.constraint = constraint
         self.fallback = fallback
@@ -224,8 +231,9 @@ class Agent:
                 if not self._fits(prompt):
                     break  # the tool results filled the context: answer from what is known
             rendered = self.renderer(_without(messages, head, shown)) if self.renderer else None
+            start = self._routed_start(_without(messages, head, shown)) if step == 1 else ""
             result, parsed = self._generate(
-                prompt, _without(messages, head, shown), answer_written=rendered is not None
+                prompt, _without(messages, head, shown), answer_written=rendered is not None, start=start
             )
             calls = parsed.get("tool_calls") or []
             stats.steps.append(self._step_stats(step, result, len(calls)))
@@ -386,13 +394,25 @@ class Agent:
             f"reads at most {limit:,} including the {self.max_new_tokens} of its answer: shorten the question."
         )
 
-    def _generate(self, prompt: str, shown: list[dict], answer_written: bool = False) -> tuple[GenerationResult, dict]:
+    def _routed_start(self, shown: list[dict]) -> str:
+        """The text the router starts the reply with ("" when there is no router, it leaves the choice to the
+        model, or it names a tool this agent does not have)."""
+        route = self.router.route(shown) if self.router is not None else None
+        if route is None or (route.tool is not None and route.tool not in self.toolbox.names):
+            return ""
+        self._emit({"type": "route", "rule": self.router.name, "tool": route.tool, "confidence": route.confidence})
+        return reply_start(self.render, route.tool)
+
+    def _generate(
+        self, prompt: str, shown: list[dict], answer_written: bool = False, start: str = ""
+    ) -> tuple[GenerationResult, dict]:
         """Generate one step, streaming parser events; returns the raw result and the parsed message.
 
         The parsed message's tool_calls are checked (agent.engine.calls) as [{"name", "arguments"}]; a reply the
         parser cannot read, or whose calls cannot run, comes back as {"invalid": text, "error": why}.
         shown: the conversation without the demonstration turns (where grounded names may come from).
-        answer_written: the renderer writes this turn's answer, so decoding stops where the model opens it."""
+        answer_written: the renderer writes this turn's answer, so decoding stops where the model opens it.
+        start: text the reply starts with (a routed start): written into the prompt, parsed as the model's."""
         parser = self.tokenizer.get_response_parser(self.response_template, prefix=prompt, tools=self.toolbox.schemas)
         broken: list[str] = []
 
@@ -408,15 +428,17 @@ class Agent:
 
         if not self.config.reuse_cache:  # every step from an empty KV cache (for comparisons)
             getattr(self.generator, "clear", self.generator.reset)()
+        if start:
+            on_text(start)
         # Agent mode ends at a block boundary, and the model's next block starts with "@".
-        next_text = "@" if prompt.endswith("\n\n") else None
+        next_text = "@" if prompt.endswith("\n\n") and not start else None
         extra = {}
         if self.constraint is not None and getattr(self.generator, "accepts_constraint", False):
-            extra["constraint"] = self.constraint(self.tokenizer, shown)
+            extra["constraint"] = self.constraint(self.tokenizer, shown, written=start)
         if answer_written and getattr(self.generator, "accepts_stop_blocks", False):
             extra["stop_blocks"] = (ANSWER_MARKER,)
         result = self.generator.generate(
-            prompt,
+            prompt + start,
             max_new_tokens=self.max_new_tokens,
             on_text=on_text,
             next_text=next_text,
@@ -431,14 +453,14 @@ class Agent:
                 self._emit_parser_events(events)
                 if "tool_calls" in message:
                     message["tool_calls"] = checked_calls(message["tool_calls"])
-                if not message.get("content") and not message.get("tool_calls") and result.text.strip():
+                if not message.get("content") and not message.get("tool_calls") and (start + result.text).strip():
                     # Text outside any block (a model that skipped the marker) is the answer, not dropped.
-                    message["content"] = result.text.strip()
+                    message["content"] = (start + result.text).strip()
                 _check_no_marker_line(message.get("content"))
             except (ValueError, RecursionError) as e:  # InvalidCall included
                 broken.append(one_line(e))
         if broken:
-            return result, {"role": "assistant", "invalid": result.text, "error": broken[0]}
+            return result, {"role": "assistant", "invalid": start + result.text, "error": broken[0]}
         return result, message
 
     def _assistant_message(self, parsed: dict, step: int) -> dict:

@@ -159,8 +159,10 @@ class GroundedNames:
         *,
         arguments: tuple[str, str],
         names_only: bool = False,
+        written: str = "",
     ) -> None:
-        """arguments: the names of the grounded string argument and of the grounded list argument."""
+        """arguments: the names of the grounded string argument and of the grounded list argument; written: the
+        text the reply starts with before generation (agent.engine.routing), as if generated."""
         self.vocab = _vocab(tokenizer)
         self._open, self._closed = _value_patterns(*arguments)
         texts = [v for s in sources if s and s.strip() for v in _case_variants(s)]
@@ -170,7 +172,8 @@ class GroundedNames:
         # the call then carries less than the patient wrote. Checked lazily, only where a value could close.
         self.known_name = known_name
         self._cut_short: dict[tuple[int, int], bool] = {}
-        self._generated = bytearray()
+        self._written = written.encode("utf-8")
+        self._generated = bytearray(self._written)
         self._names_only = names_only and known_name is not None
         self._longest: dict[int, int] | None = None  # start -> end of the longest known name there (lazy)
 
@@ -208,8 +211,8 @@ class GroundedNames:
         return self._longest
 
     def reset(self) -> None:
-        """Start a new generation step."""
-        self._generated.clear()
+        """Start a new generation step (from the text it was given as written)."""
+        self._generated = bytearray(self._written)
 
     def advance(self, token_id: int) -> None:
         """Record a generated token."""

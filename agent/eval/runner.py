@@ -129,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
             whole_names=args.whole_names,
             names_only=args.names_only,
             answers=args.answers,
+            routed=args.router,
         )
         started = time.time()
         try:
@@ -149,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
             "max_steps": args.max_steps,
             "max_new_tokens": args.max_new_tokens,
             "answers": args.answers,
+            "router": backend.tuned if args.router is None else args.router,
             "seconds": round(time.time() - started, 1),
         }
     summary = {**score(cases, predictions), **info}

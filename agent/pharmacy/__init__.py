@@ -17,6 +17,7 @@ from .answers import render_turn
 from .dose_check import DoseCheck
 from .interaction_check import InteractionCheck
 from .prompts import SYSTEM_PROMPT, conversation_language, demo_examples, no_answer, tool_context
+from .router import tool_router
 from .tools import PHARMACY_TOOLS, is_known_name, is_medicine_name
 from .triage import AmountsAfterIntent, EmergencyTriage
 from .verdict_check import VerdictCheck
@@ -58,6 +59,7 @@ def pharmacist_agent(
     on_event: Callable[[Event], None] | None = None,
     language: str | None = None,
     tool_schemas: dict[str, dict] | None = None,
+    routed: bool | None = None,
 ) -> Agent:
     """The pharmacist agent on backend (agent.engine.backends.build_backend): the pharmacy tools (or `tools`),
     SYSTEM_PROMPT unless config names one ("" for none), emergency triage before anything runs, answers written
@@ -74,7 +76,9 @@ def pharmacist_agent(
     fixes the language the tools answer in; by default it is read from the patient's messages.
     tool_schemas: the schemas the model was trained on (agent.engine.models.recorded_tools); by default the
     backend's, else those of the repo's adapter (default_tool_schemas), as the tools they name take every older
-    argument.
+    argument. routed=True: the tool router (agent.pharmacy.router) chooses how the reply to the patient's
+    message starts, the tool it calls or an answer, and the model writes the rest; False: the model chooses
+    alone; None (the default): routed when the backend is the PPSF-tuned model, whose recipe trains the router.
 
     `pharmacist_agent(model, tokenizer)` (load_model's pair, a model loaded by hand) runs on
     Backend.local(model, tokenizer); a Backend carries its own tokenizer, so none is given with one.
@@ -103,6 +107,7 @@ def pharmacist_agent(
         checks=default_checks(tools) if checks is None else list(checks),
         triage=default_triage() if triage is None else list(triage),
         renderer=_renderer(language) if answers == "tools" else None,
+        router=tool_router() if (backend.tuned if routed is None else routed) else None,
         constraint=constraint,
         fallback=no_answer,
         examples=examples,

@@ -1,0 +1,203 @@
+"""Routing (agent.engine.routing): a router chooses how the first reply starts, the model writes the rest; the
+pharmacy's tool router (agent.pharmacy.router) and its training (training/router.py)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from ppsf_helpers import ScriptedGenerator, call, repo_tokenizer, scripted_backend
+
+from agent.engine.agent import Agent
+from agent.engine.routing import Route, reply_start
+from agent.pharmacy import pharmacist_agent
+from agent.pharmacy.router import LABELS, WEIGHTS, ToolRouter, route_text, tool_router
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def lookup(drug: str) -> dict:
+    """Find a drug.
+
+    Args:
+        drug: Drug name.
+    """
+    return {"drug": drug, "usage": "Ağrı kesici"}
+
+
+def pair(drugs: list[str]) -> dict:
+    """Check two drugs.
+
+    Args:
+        drugs: Drug names.
+    """
+    return {"drugs": drugs, "interaction": None}
+
+
+class FixedRouter:
+    name = "fixed_router"
+
+    def __init__(self, route: Route | None) -> None:
+        self.route_ = route
+        self.seen: list[list[dict]] = []
+
+    def route(self, messages: list[dict]) -> Route | None:
+        self.seen.append(messages)
+        return self.route_
+
+
+def routed_agent(route: Route | None, texts: list[str], tools=(lookup, pair)) -> tuple[Agent, ScriptedGenerator]:
+    gen = ScriptedGenerator(texts)
+    events: list[dict] = []
+    agent = Agent(scripted_backend(gen), list(tools), router=FixedRouter(route), on_event=events.append)
+    agent.events = events
+    return agent, gen
+
+
+def test_reply_start_is_what_the_template_renders_for_a_call_and_an_answer():
+    agent, _ = routed_agent(None, [])
+    start = reply_start(agent.render, "lookup")
+    assert start == '@TOOL_CALL\n{\n  "name": "lookup",\n  "arguments":'
+    whole = agent.render([{"role": "user", "content": "x"}, {"role": "assistant", "content": None, "tool_calls": [
+        {"type": "function", "function": {"name": "lookup", "arguments": {"drug": "Parol"}}}]}])  # fmt: skip
+    assert start + ' {"drug": "Parol"}\n}' in whole
+    assert reply_start(agent.render, None) == "@PHARMACIST\n"
+
+
+def test_a_routed_call_starts_in_the_prompt_and_the_model_writes_its_arguments():
+    agent, gen = routed_agent(Route("pair", 0.9), [' {"drugs": ["Parol", "Coraspin"]}\n}', "@PHARMACIST\nTamam."])
+    result = agent.run("Parol ile Coraspin birlikte olur mu?")
+    assert gen.prompts[0].endswith(
+        '@PATIENT\nParol ile Coraspin birlikte olur mu?\n\n@TOOL_CALL\n{\n  "name": "pair",\n  "arguments":'
+    )
+    call_message = result.messages[1]
+    assert call_message["tool_calls"][0]["function"] == {
+        "name": "pair",
+        "arguments": '{"drugs": ["Parol", "Coraspin"]}',
+    }
+    assert json.loads(result.messages[2]["content"])["drugs"] == ["Parol", "Coraspin"]
+    assert result.message["content"] == "Tamam."
+    # Only the first reply is routed: the second prompt is the conversation so far, ending at a block boundary.
+    assert gen.prompts[1].endswith("\n\n") and len(agent.router.seen) == 1
+    route = [e for e in agent.events if e["type"] == "route"]
+    assert route == [{"type": "route", "rule": "fixed_router", "tool": "pair", "confidence": 0.9}]
+
+
+def test_a_routed_answer_starts_with_the_answer_marker():
+    agent, gen = routed_agent(Route(None, 0.8), ["Merhaba, nasıl yardımcı olabilirim?"])
+    result = agent.run("merhaba")
+    assert gen.prompts[0].endswith("@PATIENT\nmerhaba\n\n@PHARMACIST\n")
+    assert result.message["content"] == "Merhaba, nasıl yardımcı olabilirim?" and len(result.messages) == 2
+
+
+@pytest.mark.parametrize("route", [None, Route("no_such_tool", 0.99)])
+def test_no_route_or_a_tool_the_agent_lacks_leaves_the_choice_to_the_model(route):
+    agent, gen = routed_agent(route, [call("lookup", drug="Parol"), "@PHARMACIST\nAğrı kesici."])
+    result = agent.run("Parol ne?")
+    assert gen.prompts[0].endswith("@PATIENT\nParol ne?\n\n")
+    assert result.messages[1]["tool_calls"][0]["function"]["name"] == "lookup"
+    assert not [e for e in agent.events if e["type"] == "route"]
+
+
+def test_a_routed_call_the_model_breaks_is_kept_whole_with_its_error():
+    agent, _ = routed_agent(Route("lookup", 0.9), [' {"drug": "Parol"', "@PHARMACIST\nBilmiyorum."])
+    result = agent.run("Parol ne?")
+    broken = result.messages[1]
+    assert broken["content"].startswith('@TOOL_CALL\n{\n  "name": "lookup",\n  "arguments": {"drug": "Parol"')
+    assert "parse_error" in broken
+
+
+def test_the_grounded_names_constraint_reads_the_routed_start_as_written():
+    from agent.engine.grounding import GroundedNames
+
+    tok = repo_tokenizer()
+    start = '@TOOL_CALL\n{\n  "name": "lookup",\n  "arguments": {"drug": "'
+    constraint = GroundedNames(tok, ["Parol ne işe yarar?"], arguments=("drug", "drugs"), written=start)
+    constraint.reset()
+    allowed = constraint.allowed()
+    assert allowed is not None  # inside the drug value: only tokens that keep it a span of the conversation
+    ids = tok("Parol", add_special_tokens=False)["input_ids"]
+    assert ids[0] in set(allowed.tolist() if hasattr(allowed, "tolist") else allowed)
+    assert GroundedNames(tok, ["Parol"], arguments=("drug", "drugs")).allowed() is None
+
+
+def test_the_pharmacist_is_routed_for_the_tuned_model_only_unless_told():
+    backend = scripted_backend()
+    assert pharmacist_agent(backend).router is None  # a model of one's own chooses alone
+    assert pharmacist_agent(backend, routed=True).router is tool_router()
+    from dataclasses import replace
+
+    assert pharmacist_agent(replace(backend, tuned=True)).router is tool_router()
+    assert pharmacist_agent(replace(backend, tuned=True), routed=False).router is None
+
+
+def test_the_router_reads_the_latest_patient_message_in_any_content_shape():
+    pieces = [{"type": "text", "text": "peki hamileyken"}, {"type": "text", "text": "olur mu"}]
+    parts = [
+        {"role": "user", "content": "Parol?"},
+        {"role": "assistant", "content": "Ağrı kesici."},
+        {"role": "user", "content": pieces},
+    ]
+    assert route_text(parts) == "peki hamileyken olur mu"
+    assert route_text([{"role": "system", "content": "x"}]) == ""
+
+
+def test_the_shipped_router_loads_with_its_labels_and_a_bad_file_is_refused(tmp_path):
+    router = ToolRouter.load()
+    assert router.weight.shape[1] == len(LABELS) == len(router.bias)
+    route = router.route_messages([{"role": "user", "content": "Parol ile Nurofen birlikte alınır mı?"}])
+    assert route.label in LABELS and 0 < route.confidence <= 1
+    sys.path.insert(0, str(ROOT / "training"))
+    from textclass import save_weights
+
+    bad = tmp_path / "router.safetensors"
+    save_weights({"weight": router.weight, "bias": router.bias}, bad, {"labels": json.dumps(["none", "x"])})
+    with pytest.raises(ValueError, match="labels"):
+        ToolRouter.load(bad)
+
+
+def test_the_shipped_routers_dev_figures_are_what_its_weights_score():
+    """The figures the training recorded with the weights are what the shipped weights score on dev now (the
+    weights, the dev sets and the feature function have not drifted apart)."""
+    from safetensors import safe_open
+
+    sys.path.insert(0, str(ROOT / "training"))
+    import router as training_router
+
+    with safe_open(str(WEIGHTS), framework="numpy") as f:
+        info = json.loads(f.metadata()["info"])
+    router = ToolRouter.load()
+    for path in training_router.DEV:
+        figures = training_router.accuracy(router, training_router.read_cases(path))
+        assert figures["accuracy"] == info["dev"][path.stem]["accuracy"], path.stem
+
+
+def test_cli_and_eval_take_router_flags():
+    from agent.eval.runner import build_parser
+
+    assert build_parser().parse_args(["x.jsonl"]).router is None
+    assert build_parser().parse_args(["x.jsonl", "--no-router"]).router is False
+    assert build_parser().parse_args(["x.jsonl", "--router"]).router is True
+
+
+def test_the_routers_training_pools_are_well_formed_and_held_apart_from_eval():
+    """training/decisions/: patient-written messages, each with the call it needs, checked against the tools when
+    added; none of them is a case of an eval set (compared folded, punctuation aside)."""
+    import re
+
+    sys.path.insert(0, str(ROOT / "training"))
+    import router as training_router
+
+    from agent.pharmacy.text import fold
+
+    def key(case: dict) -> str:
+        texts = [m["content"] for m in training_router.case_messages(case) if m["role"] == "user"]
+        return re.sub(r"\W+", " ", fold(" ".join(texts))).strip()
+
+    pools = [c for path in training_router.POOLS for c in training_router.read_cases(path)]
+    assert len(pools) >= 1000 and {training_router.case_label(c) for c in pools} == set(LABELS)
+    held = {key(c) for path in (ROOT / "eval").glob("*.jsonl") if "emergency" not in path.name
+            for c in training_router.read_cases(path)}  # fmt: skip
+    assert not {key(c) for c in pools} & held
