@@ -29,6 +29,7 @@ from agent.pharmacy.emergency import LABELS, LANGUAGES, WEIGHTS, EmergencyDetect
 
 sys.path.insert(0, str(ROOT / "training"))
 
+import textclass  # noqa: E402
 from textclass import BATCH, Head, as_shipped, save_weights, train_heads  # noqa: E402
 
 TRAIN = sorted((ROOT / "training" / "emergency").glob("*.jsonl"))
@@ -49,17 +50,15 @@ GRID = [(epochs, lr) for epochs in (3, 4, 6) for lr in (0.005, 0.01, 0.02)]  # (
 
 
 def read_cases(path: Path) -> list[dict]:
-    cases = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        case = json.loads(line)
-        if case.get("label") not in LABELS:
-            raise ValueError(f"{path}:{n}: label must be one of {LABELS}, got {case.get('label')!r}")
-        if not isinstance(case.get("text"), str) and not isinstance(case.get("messages"), list):
-            raise ValueError(f"{path}:{n}: a case needs a 'text' string or a 'messages' list")
-        cases.append(case)
-    return cases
+    return textclass.read_cases(path, _problem)
+
+
+def _problem(case: dict) -> str | None:
+    if case.get("label") not in LABELS:
+        return f"label must be one of {LABELS}, got {case.get('label')!r}"
+    if not isinstance(case.get("text"), str) and not isinstance(case.get("messages"), list):
+        return "a case needs a 'text' string or a 'messages' list"
+    return None
 
 
 def read_dev() -> list[dict]:

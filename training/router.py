@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "training"))
 
+import textclass  # noqa: E402
 from textclass import Head, as_shipped, save_weights, train_heads  # noqa: E402
 
 from agent.pharmacy.router import LABELS, WEIGHTS, ToolRouter, route_text  # noqa: E402
@@ -38,17 +39,15 @@ GRID = [(epochs, lr, repeat) for epochs in (2, 4, 8) for lr in (0.005, 0.01, 0.0
 
 
 def read_cases(path: Path) -> list[dict]:
-    cases = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        case = json.loads(line)
-        if not isinstance(case.get("expected"), list):
-            raise ValueError(f"{path}:{n}: a case needs an 'expected' list of calls")
-        if not any(isinstance(case.get(k), (str, list)) for k in ("query", "text", "messages")):
-            raise ValueError(f"{path}:{n}: a case needs a 'query' or 'text' string or a 'messages' list")
-        cases.append(case)
-    return cases
+    return textclass.read_cases(path, _problem)
+
+
+def _problem(case: dict) -> str | None:
+    if not isinstance(case.get("expected"), list):
+        return "a case needs an 'expected' list of calls"
+    if not any(isinstance(case.get(k), (str, list)) for k in ("query", "text", "messages")):
+        return "a case needs a 'query' or 'text' string or a 'messages' list"
+    return None
 
 
 def case_messages(case: dict) -> list[dict]:

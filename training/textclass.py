@@ -7,6 +7,7 @@ together by Adam over shuffled mini-batches (the emergency detector and the tool
 from __future__ import annotations
 
 import functools
+import json
 import math
 import sys
 from dataclasses import dataclass
@@ -20,6 +21,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from agent.pharmacy.textclass import BUCKETS, features  # noqa: E402
 
 BATCH = 32
+
+
+def read_cases(path: Path, problem) -> list[dict]:
+    """The JSONL cases of path; problem(case) names what is wrong with a case (None: nothing), which is raised
+    with the file and line."""
+    cases = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        case = json.loads(line)
+        if (why := problem(case)) is not None:
+            raise ValueError(f"{path}:{n}: {why}")
+        cases.append(case)
+    return cases
 
 
 @dataclass(frozen=True)

@@ -14,17 +14,11 @@ import numpy as np
 
 from ..engine.routing import Route
 from .textclass import features, head_logits, load_weights, softmax
+from .tools import PHARMACY_TOOLS
 
-# The router's labels: "none" (the reply answers without a tool) and the pharmacy tools, by name.
-LABELS = (
-    "none",
-    "search_drug",
-    "get_drug_info",
-    "check_interactions",
-    "calculate_dose",
-    "find_alternatives",
-    "check_contraindications",
-)
+# The router's labels: "none" (the reply answers without a tool) and the pharmacy tools, by name (a tool added
+# changes them, and the shipped weights then refuse to load until the router is retrained).
+LABELS = ("none", *(tool.__name__ for tool in PHARMACY_TOOLS))
 WEIGHTS = Path(__file__).with_name("data") / "tool_router.safetensors"
 
 
