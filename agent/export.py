@@ -167,7 +167,14 @@ def export(
     name: str = "",
 ) -> dict[str, Path]:
     """Write the merged model folder to out and its GGUFs to out/gguf; return {"folder"|type: path}."""
-    from .engine.models import DEFAULT_NAME, TOOLS_FILE, load_model, resolve_adapter, trained_with_base_prefix
+    from .engine.models import (
+        DEFAULT_NAME,
+        SHOWN_FILE,
+        TOOLS_FILE,
+        load_model,
+        resolve_adapter,
+        trained_with_base_prefix,
+    )
 
     unknown = [t for t in gguf if t not in GGUF_TYPES]
     if unknown:
@@ -185,6 +192,8 @@ def export(
     (out / INFO_FILE).write_text(json.dumps(export_info(model, adapter, dtype), indent=2) + "\n", encoding="utf-8")
     if adapter_dir is not None and (adapter_dir / TOOLS_FILE).is_file():  # the tool schemas it was trained on
         (out / TOOLS_FILE).write_bytes(plain_bytes(adapter_dir / TOOLS_FILE))
+        if (adapter_dir / SHOWN_FILE).is_file():  # and how it was shown them
+            (out / SHOWN_FILE).write_bytes(plain_bytes(adapter_dir / SHOWN_FILE))
     written: dict[str, Path] = {"folder": out}
     name = name or DEFAULT_EXPORT
     if script is None:

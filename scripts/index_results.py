@@ -273,6 +273,30 @@ RUNS: tuple[Run, ...] = (
         "--set data.examples=4000 --set data.after_results=1.0 --set train.layers=10",
         training_info="recipe_gpu/many10/adapter/training_info.json",
     ),
+    *(
+        Run(
+            f"recipe_routed/{variant}/{stem}",
+            f"recipe_routed/{variant}/{stem}",
+            cases,
+            f"the recipe on this CPU with routed tools blocks and the router it trains (data.tools routed), {what}, "
+            f"through the routed agent, {label}",
+            f"python training/recipe.py training/recipes/default.yaml{sets}",
+            training_info=f"recipe_routed/{variant}/training_info.json",
+        )
+        for variant, what, sets in (
+            ("top10", "as committed (2,464 decision examples, LoRA on the top 10 layers)", ""),
+            (
+                "all30",
+                "2,264 decision examples, fewer after results, LoRA on all 30 layers",
+                " --set train.layers=0 --set data.after_results=0.2 --set data.examples=1000",
+            ),
+        )
+        for stem, cases, label in (
+            ("freetext_dev", FREETEXT_DEV, "free-text dev"),
+            ("multiturn_dev", "eval/multiturn_dev.jsonl", "multi-turn dev"),
+            ("templated_dev", "eval/templated_dev.jsonl", "templated dev"),
+        )
+    ),
     # ---- archived: the history docs/training.md tells (git history keeps the files)
     Run("templated/stage1", "stage1", TEMPLATED, _stage(1), stage=1),
     Run("templated/stage1_grounded", "stage1_grounded", TEMPLATED, _stage(1, ", grounded names"), stage=1),

@@ -3,6 +3,7 @@ layers with the shared prefix computed once (training/shared_prefix.py)."""
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -165,3 +166,50 @@ def test_a_base_prefix_gives_the_loss_of_the_prefix_read_with_the_adapter_off(ti
             plain = peft_model(ids, use_cache=False).logits[:, n:-1]
             plain_loss = torch.nn.functional.cross_entropy(plain.flatten(0, 1), target.flatten(), ignore_index=-100)
         assert abs(plain_loss.item() - loss.item()) > 1e-4
+
+
+def test_routed_examples_show_the_routed_tool_and_those_called_before_the_decision(conversations):
+    rng = random.Random(0)
+    routed = [d for c in conversations[:12] for d in decision_rows(c, rng, context=1.0, after_results=1.0, routed=True)]
+    assert routed and all(r["tools"] != conversations[0]["tools"] for r in routed)
+    for row in routed:
+        shown = [t["function"]["name"] for t in row["tools"]]
+        _, turns = exchanges(row["messages"])
+        turn = next(t for t in reversed(turns) if any(m["role"] == "assistant" for m in t))  # the decision's
+        replies = [m for m in turn if m["role"] == "assistant"]
+        first_calls = replies[0].get("tool_calls") or []
+        expected = {c["function"]["name"] for m in replies[:-1] for c in m.get("tool_calls") or []}
+        expected |= {first_calls[0]["function"]["name"]} if first_calls else set()
+        assert set(shown) == expected and len(shown) == len(set(shown))
+        for before in turns[: turns.index(turn)]:  # the exchange before: the patient and the answer
+            assert all(m["role"] in ("user", "assistant") and not m.get("tool_calls") for m in before)
+
+
+def test_the_patient_written_calls_are_routed_decision_examples(train_tokenizer):
+    import generate_data as gd
+    import recipe
+    from decisions import shown_tools
+
+    tools = gd.tools_block(compact=True)
+    head = [{"role": "system", "content": "S"}]
+    rows = recipe.written_rows(head, tools, routed=True)
+    assert len(rows) > 1000
+    for row in rows[::97]:
+        call = next(m for m in row["messages"] if m.get("tool_calls"))["tool_calls"][0]["function"]
+        assert [t["function"]["name"] for t in row["tools"]] == [call["name"]]
+        assert row["tools"] == shown_tools(tools, row["messages"][-3:-1])
+        example = train_lora.tokenize(train_tokenizer, row)
+        pairs = zip(example["input_ids"], example["assistant_masks"], strict=True)
+        trained = train_tokenizer.decode([i for i, m in pairs if m])
+        assert trained.startswith("@TOOL_CALL") and trained.rstrip().endswith("@TOOL_RESPONSE")
+        assert json.loads(call["arguments"]) and call["name"] in trained
+    assert {len(r["tools"]) for r in recipe.written_rows(head, tools, routed=False)} == {len(tools)}
+
+
+def test_an_adapter_trained_on_routed_tools_records_every_tool_and_how_it_was_shown(tmp_path, conversations):
+    rng = random.Random(1)
+    routed = [d | {"shown": "routed"} for c in conversations[:20] for d in decision_rows(c, rng, 0.0, 1.0, True)]
+    train_lora._record_tools(tmp_path, routed)
+    recorded = json.loads((tmp_path / "tools.json").read_text(encoding="utf-8"))
+    assert {t["function"]["name"] for t in recorded} == {t["function"]["name"] for r in routed for t in r["tools"]}
+    assert (tmp_path / "tools_shown.txt").read_text(encoding="utf-8") == "routed\n"

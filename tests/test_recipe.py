@@ -112,7 +112,9 @@ def test_turkish_genitive(word, genitive):
         ("data.surface.lower=1.5", "lower: a probability is between 0 and 1"),
         ("data.mix.usage=-1", "usage: a weight is a finite number >= 0"),
         ("nothing", "expected an existing key"),
-        ("data.tools=short", "tools: 'short'; expected full or compact"),
+        ("data.tools=short", "tools: 'short'; expected full, compact or routed"),
+        ("data.written=-1", "written: how many times each patient-written call is seen"),
+        ("router.conversations=0", "[router] conversations: a number of composed conversations >= 1"),
         ("data.context=1.5", "context: a probability is between 0 and 1"),
         ("data.examples=-3", "examples: a number of decision examples >= 0"),
     ],
@@ -166,10 +168,11 @@ def test_a_continued_run_keeps_the_precision_it_started_with(tmp_path, monkeypat
 
 def tiny_recipe(tmp_path: Path) -> Path:
     values = recipe.load_recipe(RECIPE)
-    values["data"] |= {"conversations": 2, "examples": 2}  # two decision examples: two steps of one
+    values["data"] |= {"conversations": 2, "examples": 2, "written": 0}  # two decision examples: two steps of one
     values["data"]["mix"] = dict.fromkeys(values["data"]["mix"], 0) | {"greeting": 1, "usage": 1, "dose_story": 1}
     values["train"] |= {"max_length": 1400, "warmup_steps": 0, "layers": 1}  # the tiny model's top layer
     values["cpu"] |= {"grad_accum": 1, "save_steps": 1}
+    values["router"]["conversations"] = 5
     values["eval"]["dev"] = ["eval/templated_dev.jsonl"]
     path = tmp_path / "tiny.yaml"
     path.write_text(json.dumps(values), encoding="utf-8")  # JSON is YAML
@@ -184,10 +187,14 @@ def test_one_command_trains_and_a_stopped_run_continues_to_the_same_adapter(tmp_
     info = json.loads((a / "adapter" / "training_info.json").read_text(encoding="utf-8"))
     assert info["steps"] == 2 and info["recipe"].endswith("tiny.yaml") and info["init_adapter"] is None
     assert info["dropout"] == 0 and info["layers"] == 1 and info["tokens_per_second"] > 0
-    assert set(info["phase_seconds"]) == {"data", "train", "eval"}
+    assert set(info["phase_seconds"]) == {"data", "router", "train", "eval"}
+    assert info["router"] == {"file": "tool_router.safetensors", "same_as_shipped": False}  # 5 conversations
+    assert (a / "tool_router.safetensors").is_file()
     assert info["data_command"].startswith("python training/recipe.py ") and "--model" in info["data_command"]
     rows = [json.loads(line) for line in (a / "data.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert json.loads((a / "adapter" / "tools.json").read_text(encoding="utf-8")) == rows[0]["tools"]
+    recorded = json.loads((a / "adapter" / "tools.json").read_text(encoding="utf-8"))
+    assert all(t in recorded for r in rows for t in r["tools"])  # each example shows the tools of its route
+    assert (a / "adapter" / "tools_shown.txt").read_text(encoding="utf-8") == "routed\n"
     report = (a / "eval" / "report.md").read_text(encoding="utf-8")
     assert "recipe: templated_dev" in report and "| tool + arguments |" in report
     card = (a / "adapter" / "README.md").read_text(encoding="utf-8")

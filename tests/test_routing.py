@@ -201,3 +201,55 @@ def test_the_routers_training_pools_are_well_formed_and_held_apart_from_eval():
     held = {key(c) for path in (ROOT / "eval").glob("*.jsonl") if "emergency" not in path.name
             for c in training_router.read_cases(path)}  # fmt: skip
     assert not {key(c) for c in pools} & held
+
+
+def routed_tools_agent(route: Route | None, texts: list[str]) -> tuple[Agent, ScriptedGenerator]:
+    """An agent on a model trained shown only the routed tool (backend.tools_shown == "routed")."""
+    from dataclasses import replace
+
+    gen = ScriptedGenerator(texts)
+    backend = replace(scripted_backend(gen), tools_shown="routed")
+    return Agent(backend, [lookup, pair], router=FixedRouter(route)), gen
+
+
+def tools_block(prompt: str) -> list[str]:
+    """The tool names a prompt's @TOOLS block shows."""
+    return [json.loads(line)["function"]["name"] for line in prompt.splitlines() if line.startswith('{"type"')]
+
+
+def test_a_model_trained_on_routed_tools_is_shown_the_routed_tool_then_those_it_called():
+    agent, gen = routed_tools_agent(
+        Route("lookup", 0.9),
+        [' {"drug": "Parol"}\n}', call("pair", drugs=["Parol", "Coraspin"]), "@PHARMACIST\nTamam."],
+    )
+    agent.run("Parol ne, Coraspin ile olur mu?")
+    assert [tools_block(p) for p in gen.prompts] == [["lookup"], ["lookup"], ["lookup", "pair"]]
+
+
+def test_a_reply_routed_to_an_answer_shows_no_tools_and_unrouted_runs_show_them_all():
+    agent, gen = routed_tools_agent(Route(None, 0.8), ["Merhaba."])
+    agent.run("merhaba")
+    assert "@TOOLS" not in gen.prompts[0] and gen.prompts[0].endswith("@PHARMACIST\n")
+    agent, gen = routed_tools_agent(None, ["@PHARMACIST\nMerhaba."])  # the router leaves the choice to the model
+    agent.run("merhaba")
+    assert tools_block(gen.prompts[0]) == ["lookup", "pair"]
+    # A model trained on every tool is shown every tool, routed or not.
+    agent, gen = routed_agent(Route("pair", 0.9), [' {"drugs": ["A", "B"]}\n}', "@PHARMACIST\nTamam."])
+    agent.run("A ile B?")
+    assert tools_block(gen.prompts[0]) == ["lookup", "pair"]
+
+
+def test_what_tools_block_a_model_was_trained_on_is_read_beside_its_tools_record(tmp_path):
+    from agent.engine.backends import Backend
+    from agent.engine.models import ModelLoadError, recorded_tools_shown
+
+    assert recorded_tools_shown(tmp_path, None) == "all"  # no tools.json: nothing recorded
+    (tmp_path / "tools.json").write_text("[]", encoding="utf-8")
+    assert recorded_tools_shown(tmp_path) == "all"
+    (tmp_path / "tools_shown.txt").write_text("routed\n", encoding="utf-8")
+    assert recorded_tools_shown(None, tmp_path) == "routed"
+    (tmp_path / "tools_shown.txt").write_text("some\n", encoding="utf-8")
+    with pytest.raises(ModelLoadError, match="tools_shown.txt: 'some'; expected all or routed"):
+        recorded_tools_shown(tmp_path)
+    with pytest.raises(ValueError, match="unknown tools_shown 'some'"):
+        Backend("custom", None, None, tools_shown="some")

@@ -33,7 +33,7 @@ from decisions import decision_rows
 
 ROOT = gd.ROOT
 SECTIONS: dict[str, set[str]] = {
-    "data": {"conversations", "seed", "mix", "surface", "examples", "context", "after_results", "tools"},
+    "data": {"conversations", "seed", "mix", "surface", "examples", "context", "after_results", "tools", "written"},
     "train": {
         "epochs",
         "batch_size",
@@ -50,6 +50,7 @@ SECTIONS: dict[str, set[str]] = {
         "save_steps",
     },
     "cpu": {"batch_size", "grad_accum", "save_steps"},
+    "router": {"conversations"},
     "eval": {"max_steps", "dev", "test"},
 }
 SWITCHES = {"base_prefix"}  # [train] keys that are true or false (train_lora.py flags)
@@ -117,8 +118,14 @@ def _check(recipe: dict) -> None:
         if missing := [x for x in sets if not (ROOT / x).is_file()]:
             raise RecipeError(f"[eval] {key}: no such case file: {', '.join(missing)}")
     data = recipe["data"]
-    if data["tools"] not in ("full", "compact"):
-        raise RecipeError(f"[data] tools: {data['tools']!r}; expected full or compact")
+    if data["tools"] not in ("full", "compact", "routed"):
+        raise RecipeError(f"[data] tools: {data['tools']!r}; expected full, compact or routed")
+    if not isinstance(recipe["router"]["conversations"], int) or recipe["router"]["conversations"] < 1:
+        raise RecipeError("[router] conversations: a number of composed conversations >= 1")
+    if isinstance(data["written"], bool) or not isinstance(data["written"], int) or data["written"] < 0:
+        raise RecipeError("[data] written: how many times each patient-written call is seen, an integer >= 0")
+    if data["written"] and not data["examples"]:
+        raise RecipeError("[data] written: the patient-written calls are decision examples; set examples > 0")
     if bad := [k for k in ("context", "after_results") if not 0 <= data[k] <= 1]:
         raise RecipeError(f"[data] {', '.join(bad)}: a probability is between 0 and 1")
     if isinstance(data["examples"], bool) or not isinstance(data["examples"], int) or data["examples"] < 0:
@@ -141,21 +148,86 @@ def write_data(recipe: dict, out: Path, command: str) -> Path:
     except ValueError as e:
         raise RecipeError(f"[data.mix]: {e}") from None
     rows = [gd.conversation(gen, rng) for _ in range(data["conversations"])]
-    if data["tools"] == "compact":
+    routed = data["tools"] == "routed"
+    if data["tools"] in ("compact", "routed"):
         rows = [r | {"tools": gd.tools_block(compact=True)} for r in rows]
     if data["examples"]:  # cut at the decisions (training/decisions.py), `examples` of them
-        rows = [d for r in rows for d in decision_rows(r, rng, data["context"], data["after_results"])]
+        rows = [d for r in rows for d in decision_rows(r, rng, data["context"], data["after_results"], routed)]
         if len(rows) < data["examples"]:
             raise RecipeError(
                 f"[data] {data['conversations']} conversations give {len(rows)} decision examples, fewer than "
                 f"examples: {data['examples']}; compose more conversations"
             )
         rows = rng.sample(rows, data["examples"])  # drawn from all of them: varied over many conversations
+        written = written_rows(rows[0]["messages"][:1], gd.tools_block(compact=True), routed) * data["written"]
+        rows = rng.sample(rows + written, len(rows) + len(written))
+    if routed:  # what the adapter records (train_lora: tools.json, tools_shown.txt)
+        rows = [r | {"shown": "routed"} for r in rows]
     path = out / "data.jsonl"
     gd.write_jsonl(path, rows)
     source = {"command": command, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
     gd.source_path(path).write_text(json.dumps(source, indent=2) + "\n", encoding="utf-8")
     return path
+
+
+def written_rows(head: list[dict], tools: list[dict], routed: bool) -> list[dict]:
+    """A decision example for each patient-written message of training/decisions/ that a tool answers (helpers who
+    had not read eval/ wrote them, each expected call checked against the tools): head (the system message), the
+    conversation, and the expected calls as the reply. The turns no tool answers come without an answer to learn,
+    so only the router learns them."""
+    from decisions import shown_tools
+    from router import POOLS, case_messages, read_cases
+
+    out = []
+    for path in POOLS:
+        for case in read_cases(path):
+            if not case["expected"]:
+                continue
+            calls = [
+                {
+                    "id": f"call_1_{j}",
+                    "type": "function",
+                    "function": {"name": c["name"], "arguments": json.dumps(c["arguments"], ensure_ascii=False)},
+                }
+                for j, c in enumerate(case["expected"])
+            ]
+            reply = {"role": "assistant", "content": None, "tool_calls": calls}
+            # The result renders the call's stop marker; tokenize cuts what follows it, so it is never trained on.
+            result = {"role": "tool", "name": calls[0]["function"]["name"], "tool_call_id": "call_1_0", "content": "{}"}
+            turn = [*case_messages(case), reply]
+            shown = shown_tools(tools, [turn[-2], reply]) if routed else tools
+            meta = {"lang": case.get("lang"), "written": case.get("id")}
+            out.append({"messages": [*head, *turn, result], "tools": shown, "meta": meta, "loss": "decision"})
+    return out
+
+
+ROUTER_FILE = "tool_router.safetensors"
+
+
+def train_router(path: Path, conversations: int) -> dict:
+    """The tool router's phase (training/router.py on the patient turns of `conversations` composed conversations
+    and the patient-written pools; deterministic, chosen on dev) into path; whether it equals the router the agent
+    ships, which the eval phase runs (adopting a run copies both the adapter and this file, docs/training.md)."""
+    import router
+
+    from agent.pharmacy.router import WEIGHTS
+
+    if not path.is_file():  # a continued run keeps the router it trained
+        router.main(["--out", str(path), "--conversations", str(conversations)])
+    same = WEIGHTS.is_file() and _weights_equal(path, WEIGHTS)
+    if not same:
+        print(
+            f"note: {path} differs from the shipped router ({WEIGHTS}); the eval runs the shipped one", file=sys.stderr
+        )
+    return {"file": ROUTER_FILE, "same_as_shipped": same}
+
+
+def _weights_equal(a: Path, b: Path) -> bool:
+    """Whether two safetensors files hold the same tensors (the header's metadata may differ in key order)."""
+    from safetensors.numpy import load_file
+
+    x, y = load_file(str(a)), load_file(str(b))
+    return x.keys() == y.keys() and all((x[k] == y[k]).all() for k in x)
 
 
 def train_argv(
@@ -268,10 +340,14 @@ def main(argv: list[str] | None = None) -> int:
         write_data(recipe, out, command)
     phases = {"data": time.monotonic() - clock}
     clock = time.monotonic()
+    router_check = train_router(out / ROUTER_FILE, recipe["router"]["conversations"])
+    phases["router"] = time.monotonic() - clock
+    clock = time.monotonic()
     train_lora.main(train_argv(recipe, out, device, resume, args.model, bf16))
     phases["train"] = time.monotonic() - clock
     info_path = out / "adapter" / "training_info.json"
     info = json.loads(info_path.read_text(encoding="utf-8")) | {"recipe": str(relative), "recipe_values": recipe}
+    info["router"] = router_check
     report = None
     clock = time.monotonic()
     if not args.no_eval:

@@ -550,6 +550,19 @@ def _init_adapter_info(path: Path | None) -> dict | None:
 def _record_tools(out: Path, rows: list[dict]) -> None:
     """OUT/tools.json: the tool schemas the data showed, which the agent then shows this adapter (the tools may
     gain parameters later; agent.engine.toolbox.fit_schema)."""
+    if any(r.get("shown") == "routed" for r in rows):  # each example shows its routed tools: record them all
+        schemas = {t["function"]["name"]: t for r in rows for t in r.get("tools") or []}
+        if any(
+            json.dumps(t, sort_keys=True) != json.dumps(schemas[t["function"]["name"]], sort_keys=True)
+            for r in rows
+            for t in r.get("tools") or []
+        ):
+            print("warning: one tool shown with two schemas: no tools.json written", file=sys.stderr)
+            return
+        text = json.dumps(list(schemas.values()), ensure_ascii=False, indent=2) + "\n"
+        (out / "tools.json").write_text(text, encoding="utf-8")
+        (out / "tools_shown.txt").write_text("routed\n", encoding="utf-8")  # agent.engine.models.SHOWN_FILE
+        return
     blocks = {json.dumps(r.get("tools"), sort_keys=True) for r in rows}
     if len(blocks) != 1 or not rows[0].get("tools"):
         print("warning: the conversations do not share one tools block: no tools.json written", file=sys.stderr)

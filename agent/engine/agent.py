@@ -25,7 +25,7 @@ from .calls import InvalidCall, checked_calls, one_line
 from .checks import AnswerCheck, Append, Replace, applied
 from .generation import GenerationResult, Generator
 from .grounding import GroundedNames, conversation_texts
-from .routing import Router, reply_start
+from .routing import Route, Router, reply_start
 from .toolbox import Toolbox
 from .toolbox import error as error_result
 from .transcript import Transcript
@@ -191,6 +191,10 @@ class Agent:
         self.renderer = renderer
         # Chooses how the first reply to a patient's message starts (agent.engine.routing); None: the model does.
         self.router = router
+        # A model trained shown only the routed tool (backend.tools_shown): the tools block of a routed run holds
+        # the tools the run has chosen so far (TinyAgent's tool retrieval), else every tool.
+        self.route_tools = backend.tools_shown == "routed" and router is not None
+        self._shown: frozenset[str] | None = None  # this run's tools block (names); None: every tool
         # Applied only by a generator that decodes here (a remote backend's sampler is not ours).
         self.constraint = constraint
         self.fallback = fallback
@@ -213,8 +217,11 @@ class Agent:
     def run(self, question_or_messages: str | list[dict]) -> AgentResult:
         """Answer a question (or continue a conversation) and return the final message, transcript, stats."""
         log = Transcript(self.config.transcript, uuid.uuid4().hex[:12])
-        if (triaged := self._triage(self._start(question_or_messages), log)) is not None:
+        conversation = self._start(question_or_messages)
+        if (triaged := self._triage(conversation, log)) is not None:
             return triaged
+        route = self._route(conversation)
+        self._shown = self._tools_for(route)
         messages, head, prompt = self._first_prompt(question_or_messages)
         shown = len(self.examples)
         if self.examples:
@@ -231,7 +238,7 @@ class Agent:
                 if not self._fits(prompt):
                     break  # the tool results filled the context: answer from what is known
             rendered = self.renderer(_without(messages, head, shown)) if self.renderer else None
-            start = self._routed_start(_without(messages, head, shown)) if step == 1 else ""
+            start = reply_start(self.render, route.tool) if step == 1 and route is not None else ""
             result, parsed = self._generate(
                 prompt, _without(messages, head, shown), answer_written=rendered is not None, start=start
             )
@@ -258,6 +265,8 @@ class Agent:
                 log.write("stats", stats=stats.to_dict())
                 self._emit({"type": "final", "message": messages[-1], "stats": stats.to_dict()})
                 return AgentResult(messages[-1], _without(messages, head, shown), stats, replaced, answered_by)
+            if self._shown is not None:  # the tools it called are in the next prompt's tools block
+                self._shown |= {c["name"] for c in calls}
             context = self.tool_context(_without(messages, head, shown)) if self.tool_context else None
             for call, checked in zip(assistant["tool_calls"], calls, strict=True):  # in order
                 refused = self._refused(_without(messages, head, shown), checked["name"], checked["arguments"])
@@ -307,6 +316,7 @@ class Agent:
     def next_message(self, question_or_messages: str | list[dict]) -> dict:
         """The model's next assistant message for a conversation, one generation step, no tool run: its calls
         as {"name", "arguments"} dicts (checked), or {"invalid", "error"} when they cannot run."""
+        self._shown = None
         messages, head, prompt = self._first_prompt(question_or_messages)
         return self._generate(prompt, _without(messages, head, len(self.examples)))[1]
 
@@ -347,8 +357,15 @@ class Agent:
     def render(self, messages: list[dict]) -> str:
         """The agent-mode prompt: no generation prompt, the model writes its own blocks."""
         return self.tokenizer.apply_chat_template(
-            messages, tools=self.toolbox.schemas, chat_template=self.chat_template, tokenize=False
+            messages, tools=self.shown_schemas(), chat_template=self.chat_template, tokenize=False
         )
+
+    def shown_schemas(self) -> list[dict]:
+        """The schemas of the tools block this run's prompts show: every tool, or for a model trained on routed
+        tools blocks, the routed tool and those called since (none for a reply routed to an answer)."""
+        if self._shown is None:
+            return self.toolbox.schemas
+        return [s for s in self.toolbox.schemas if s["function"]["name"] in self._shown]
 
     # ---- one step ----
     def _start(self, question_or_messages: str | list[dict]) -> list[dict]:
@@ -394,14 +411,20 @@ class Agent:
             f"reads at most {limit:,} including the {self.max_new_tokens} of its answer: shorten the question."
         )
 
-    def _routed_start(self, shown: list[dict]) -> str:
-        """The text the router starts the reply with ("" when there is no router, it leaves the choice to the
-        model, or it names a tool this agent does not have)."""
-        route = self.router.route(shown) if self.router is not None else None
+    def _route(self, conversation: list[dict]) -> Route | None:
+        """The router's choice for the reply to the conversation's last message; None when there is no router, it
+        leaves the choice to the model, or it names a tool this agent does not have."""
+        route = self.router.route(conversation) if self.router is not None else None
         if route is None or (route.tool is not None and route.tool not in self.toolbox.names):
-            return ""
+            return None
         self._emit({"type": "route", "rule": self.router.name, "tool": route.tool, "confidence": route.confidence})
-        return reply_start(self.render, route.tool)
+        return route
+
+    def _tools_for(self, route: Route | None) -> frozenset[str] | None:
+        """The run's first tools block: the routed tool alone (none for an answer) when the model was trained so."""
+        if not self.route_tools or route is None:
+            return None
+        return frozenset([route.tool] if route.tool else [])
 
     def _generate(
         self, prompt: str, shown: list[dict], answer_written: bool = False, start: str = ""
@@ -517,7 +540,7 @@ class Agent:
         """
         prompt = self.tokenizer.apply_chat_template(
             messages,
-            tools=self.toolbox.schemas,
+            tools=self.shown_schemas(),
             chat_template=self.chat_template,
             add_generation_prompt=True,
             tokenize=False,

@@ -23,6 +23,7 @@ from .threads import choose_threads
 BackendKind = Literal["local", "llamacpp", "openai"]
 KINDS: tuple[str, ...] = get_args(BackendKind)
 CUSTOM = "custom"  # a Backend around a generator its caller made (a test's scripted one, a bench's recorder)
+TOOLS_SHOWN = ("all", "routed")  # the tools block a model was trained on (Backend.tools_shown)
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"  # as agent.engine.openai_backend's (not imported: openai is optional)
 
 
@@ -73,7 +74,9 @@ class Backend:
     generates with, its prefix store given when it was made; tokenizer: what prompts are rendered, counted and
     parsed with; name: the model, as a person would name it; tool_schemas: {name: schema} the model was trained on
     (agent.engine.models.recorded_tools), None when nothing records them; tuned: whether the model is PPSF-tuned
-    (it writes the format itself: no worked example); adapter: the adapter folder merged into a local model."""
+    (it writes the format itself: no worked example); adapter: the adapter folder merged into a local model;
+    tools_shown: the tools block the model was trained on, "all" the tools or "routed" (the routed tool alone,
+    agent.engine.models.recorded_tools_shown)."""
 
     kind: str
     generator: Generator
@@ -82,10 +85,13 @@ class Backend:
     tool_schemas: dict[str, dict] | None = None
     tuned: bool = False
     adapter: Path | None = None
+    tools_shown: str = "all"
 
     def __post_init__(self) -> None:
         if self.kind not in (*KINDS, CUSTOM):
             raise ValueError(f"unknown backend kind {self.kind!r}; expected one of {', '.join((*KINDS, CUSTOM))}")
+        if self.tools_shown not in TOOLS_SHOWN:
+            raise ValueError(f"unknown tools_shown {self.tools_shown!r}; expected one of {', '.join(TOOLS_SHOWN)}")
 
     @property
     def context_length(self) -> int | None:
@@ -108,11 +114,12 @@ class Backend:
         tool_schemas: dict[str, dict] | None = None,
         tuned: bool = False,
         adapter: Path | None = None,
+        tools_shown: str = "all",
     ) -> Backend:
         """A model already loaded here (agent.engine.models.load_model's pair), run by a CachedGenerator, which
         reads a base-read prefix with the plain model when load_model kept one (models.prefix_reader)."""
         generator = CachedGenerator(model, tokenizer, prefix_store=prefix_store)
-        return cls("local", generator, tokenizer, name, tool_schemas, tuned, adapter)
+        return cls("local", generator, tokenizer, name, tool_schemas, tuned, adapter, tools_shown)
 
 
 def default_prefix_store() -> PrefixStore:
@@ -167,6 +174,7 @@ def _local(options: BackendOptions, store: PrefixStore | None) -> Backend:
         tool_schemas=models.recorded_tools(adapter_dir, options.model),
         tuned=adapter_dir is not None,  # the PPSF adapter, or any adapter the user chose to merge
         adapter=adapter_dir,
+        tools_shown=models.recorded_tools_shown(adapter_dir, options.model),
     )
 
 
@@ -174,16 +182,17 @@ def _llamacpp(options: BackendOptions, store: PrefixStore | None) -> Backend:
     from ..export import default_gguf
     from ..ppsf import load_tokenizer
     from .llamacpp_backend import LlamaCppGenerator, load_llama
-    from .models import recorded_tools
+    from .models import recorded_tools, recorded_tools_shown
 
     gguf = Path(options.gguf or default_gguf())
     schemas = recorded_tools(gguf.parent, gguf.parent.parent)  # an export's layout: OUT/gguf/NAME.gguf
+    shown = recorded_tools_shown(gguf.parent, gguf.parent.parent)
     llama = load_llama(gguf, threads=options.threads)
     # The GGUF's vocabulary is this repo's tokenizer's (LlamaCppGenerator refuses another).
     tokenizer = load_tokenizer()
     generator = LlamaCppGenerator(llama, tokenizer, prefix_store=store)
     # A GGUF for this agent is the tuned model (agent.export).
-    return Backend("llamacpp", generator, tokenizer, str(gguf), schemas, tuned=True)
+    return Backend("llamacpp", generator, tokenizer, str(gguf), schemas, tuned=True, tools_shown=shown)
 
 
 def _openai(options: BackendOptions) -> Backend:

@@ -187,6 +187,25 @@ def recorded_tools(*folders: str | os.PathLike | None) -> dict[str, dict] | None
     return None
 
 
+SHOWN_FILE = "tools_shown.txt"  # beside tools.json: "routed" for a model trained shown only the routed tool
+
+
+def recorded_tools_shown(*folders: str | os.PathLike | None) -> str:
+    """The tools block the model in the first of folders holding a tools.json was trained on: "routed" (the routed
+    tool alone, training/decisions.py) when a tools_shown.txt there says so, else "all"."""
+    for folder in folders:
+        if folder is None or not (Path(folder) / TOOLS_FILE).is_file():
+            continue
+        path = Path(folder) / SHOWN_FILE
+        if not path.is_file():
+            return "all"
+        shown = path.read_text(encoding="utf-8").strip()
+        if shown not in ("all", "routed"):
+            raise ModelLoadError(f"{path}: {shown[:40]!r}; expected all or routed")
+        return shown
+    return "all"
+
+
 def merge_adapter(lm: PreTrainedModel, adapter_dir: Path) -> PreTrainedModel:
     """Apply a PEFT LoRA adapter to lm and merge it into the weights (decodes as fast as the base model)."""
     try:
