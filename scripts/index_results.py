@@ -105,8 +105,8 @@ RUNS: tuple[Run, ...] = (
         "routed/freetext_dev",
         "routed/freetext_dev",
         "eval/freetext_dev.jsonl",
-        "the default adapter and agent with the tool router choosing how the first reply starts "
-        "(agent.pharmacy.router, trained by training/router.py); free-text dev set",
+        "the default adapter and agent with the tool router choosing how the first reply starts and "
+        "get_drug_info's section (agent.pharmacy.router, trained by training/router.py); free-text dev set",
         f"{EVAL} eval/freetext_dev.jsonl --predictions eval/results/routed/freetext_dev_predictions.jsonl "
         "--summary eval/results/routed/freetext_dev_summary.json",
         stage=DEFAULT_STAGE,

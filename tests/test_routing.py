@@ -172,6 +172,7 @@ def test_the_shipped_routers_dev_figures_are_what_its_weights_score():
     for path in training_router.DEV:
         figures = training_router.accuracy(router, training_router.read_cases(path))
         assert figures["accuracy"] == info["dev"][path.stem]["accuracy"], path.stem
+        assert figures["arguments"] == info["dev"][path.stem]["arguments"], path.stem
 
 
 def test_cli_and_eval_take_router_flags():
@@ -253,3 +254,51 @@ def test_what_tools_block_a_model_was_trained_on_is_read_beside_its_tools_record
         recorded_tools_shown(tmp_path)
     with pytest.raises(ValueError, match="unknown tools_shown 'some'"):
         Backend("custom", None, None, tools_shown="some")
+
+
+def info(drug: str, section: str) -> dict:
+    """Read one section of a leaflet.
+
+    Args:
+        drug: Drug name.
+        section: Which section.
+    """
+    return {"drug": drug, "section": section}
+
+
+def test_the_routes_arguments_replace_the_models_in_its_first_calls_to_the_routed_tool():
+    route = Route("info", 0.9, {"section": "side_effects"})
+    agent, gen = routed_agent(route, [' {"drug": "Parol", "section": "dosage"}\n}', "@PHARMACIST\nTamam."], (info,))
+    result = agent.run("Parolün yan etkileri?")
+    calls = [m for m in result.messages if m.get("tool_calls")]
+    assert json.loads(calls[0]["tool_calls"][0]["function"]["arguments"]) == {
+        "drug": "Parol",
+        "section": "side_effects",
+    }
+    assert [e["arguments"] for e in agent.events if e["type"] == "route"] == [{"section": "side_effects"}]
+    # Other tools' calls, and calls of later steps, keep what the model wrote.
+    mixed = [
+        {"name": "info", "arguments": {"drug": "A", "section": "x"}},
+        {"name": "lookup", "arguments": {"drug": "B"}},
+    ]
+    assert route.apply(mixed) == [{"name": "info", "arguments": {"drug": "A", "section": "side_effects"}}, mixed[1]]
+    assert Route("info", 0.9).apply(mixed) is mixed
+
+
+def test_the_shipped_router_chooses_get_drug_infos_section_and_a_head_outside_the_enum_is_refused(tmp_path):
+    router = ToolRouter.load()
+    assert [h.key for h in router.heads] == ["get_drug_info.section"]
+    route = router.route_messages([{"role": "user", "content": "Parol'ün yan etkileri nelerdir?"}])
+    assert route.tool == "get_drug_info" and route.arguments == {"section": "side_effects"}
+    assert router.route_messages([{"role": "user", "content": "Parol ne işe yarar?"}]).arguments == {}
+    sys.path.insert(0, str(ROOT / "training"))
+    from textclass import save_weights
+
+    head = router.heads[0]
+    bad = tmp_path / "router.safetensors"
+    tensors = {"weight": router.weight, "bias": router.bias, f"{head.key}.weight": head.weight}
+    tensors[f"{head.key}.bias"] = head.bias
+    metadata = {"labels": json.dumps(LABELS), "arguments": json.dumps({head.key: ["dosage", "price"]})}
+    save_weights(tensors, bad, metadata)
+    with pytest.raises(ValueError, match=r"get_drug_info.section.*not all values of that argument's enum"):
+        ToolRouter.load(bad)

@@ -9,6 +9,8 @@ Data: the patient turns of the recipe's own training conversations (training/com
 training split, its mix and surface; a turn's label is the first tool its reply calls, or "none"), and the
 patient-written messages of training/decisions/*.jsonl (helpers who had not read eval/ wrote them; cases as
 eval's: "query" | "text" | "messages", "expected"). Dev: eval/{freetext,multiturn,templated}_dev.jsonl.
+After the tool head, a head per enum argument of the tools' schemas (get_drug_info's section) learns from the
+rows whose first call is to its tool.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ sys.path.insert(0, str(ROOT / "training"))
 import textclass  # noqa: E402
 from textclass import Head, as_shipped, save_weights, train_heads  # noqa: E402
 
-from agent.pharmacy.router import LABELS, WEIGHTS, ToolRouter, route_text  # noqa: E402
+from agent.pharmacy.router import LABELS, WEIGHTS, ArgumentHead, ToolRouter, enum_arguments, route_text  # noqa: E402
 
 POOLS = sorted((ROOT / "training" / "decisions").glob("*.jsonl"))
 DEV = tuple(ROOT / "eval" / f"{name}_dev.jsonl" for name in ("freetext", "multiturn", "templated"))
@@ -36,6 +38,10 @@ CONVERSATIONS = 3000
 # (epochs, Adam's lr, how many times each patient-written row is seen per epoch: they are fewer than the composed
 # ones, and written as the held-out sets are)
 GRID = [(epochs, lr, repeat) for epochs in (2, 4, 8) for lr in (0.005, 0.01, 0.02) for repeat in (1, 3)]
+# The argument heads (get_drug_info's section) learn from far fewer rows: their own grid, chosen on dev.
+ARGUMENT_GRID = [(epochs, lr, repeat) for epochs in (4, 8) for lr in (0.01, 0.02) for repeat in (1, 3)]
+
+Row = tuple[str, str, dict]  # (routed text, label, the first call's arguments)
 
 
 def read_cases(path: Path) -> list[dict]:
@@ -64,8 +70,8 @@ def case_label(case: dict) -> str:
     return name
 
 
-def composed_rows(n: int = CONVERSATIONS, seed: int = 7) -> list[tuple[str, str]]:
-    """(routed text, label) of every answered patient turn of n composed training conversations."""
+def composed_rows(n: int = CONVERSATIONS, seed: int = 7) -> list[Row]:
+    """(routed text, label, arguments) of every answered patient turn of n composed training conversations."""
     import generate_data as gd
     from compose import ComposedGenerator
     from recipe import load_recipe
@@ -79,23 +85,63 @@ def composed_rows(n: int = CONVERSATIONS, seed: int = 7) -> list[tuple[str, str]
         for i, (m, reply) in enumerate(zip(messages, messages[1:], strict=False)):
             if m["role"] == "user" and reply["role"] == "assistant":
                 calls = reply.get("tool_calls") or []
-                rows.append((route_text(messages[: i + 1]), calls[0]["function"]["name"] if calls else "none"))
+                first = calls[0]["function"] if calls else {"name": "none", "arguments": {}}
+                arguments = first["arguments"]
+                arguments = json.loads(arguments) if isinstance(arguments, str) else arguments
+                rows.append((route_text(messages[: i + 1]), first["name"], arguments))
     return rows
 
 
-def pool_rows() -> list[tuple[str, str]]:
-    return [(route_text(case_messages(c)), case_label(c)) for path in POOLS for c in read_cases(path)]
+def pool_rows() -> list[Row]:
+    return [
+        (route_text(case_messages(c)), case_label(c), c["expected"][0]["arguments"] if c["expected"] else {})
+        for path in POOLS
+        for c in read_cases(path)
+    ]
+
+
+def argument_heads(rows: list[Row], epochs: int, lr: float) -> tuple[ArgumentHead, ...]:
+    """A head per enum argument of the tools' schemas (`enum_arguments`), learned on the rows whose first call is
+    to that tool and sets it, over the values those rows use."""
+    heads = []
+    for tool, enums in enum_arguments().items():
+        for argument, allowed in enums.items():
+            labelled = [
+                (text, args[argument]) for text, label, args in rows if label == tool and args.get(argument) in allowed
+            ]
+            values = tuple(v for v in allowed if any(v == x for _, x in labelled))
+            if len(values) < 2:
+                continue
+            y = [values.index(x) for _, x in labelled]
+            learned = train_heads([t for t, _ in labelled], {"arg": Head(y, len(values), balanced=True)}, epochs, lr)
+            weight, bias = learned["arg"]
+            heads.append(ArgumentHead(tool, argument, values, as_shipped(weight), as_shipped(bias)))
+    return tuple(heads)
 
 
 def accuracy(router: ToolRouter, cases: list[dict]) -> dict:
+    """The first tool chosen right; and per argument head, of the cases whose first call is to its tool, the
+    tool and that argument chosen right."""
     right, misses = 0, []
+    arguments: dict[str, list[int]] = {}
     for case in cases:
         got = router.route_messages(case_messages(case))
         if got.label == case_label(case):
             right += 1
         else:
             misses.append(f"{case['id']}:{case_label(case)}->{got.label}")
-    return {"cases": len(cases), "accuracy": round(right / max(len(cases), 1), 4), "misses": misses}
+        for head in router.heads:
+            if case_label(case) == head.tool:
+                expected = case["expected"][0]["arguments"].get(head.argument)
+                tally = arguments.setdefault(head.key, [0, 0])
+                tally[0] += got.arguments.get(head.argument) == expected
+                tally[1] += 1
+    return {
+        "cases": len(cases),
+        "accuracy": round(right / max(len(cases), 1), 4),
+        "arguments": {k: {"cases": n, "accuracy": round(r / n, 4)} for k, (r, n) in arguments.items()},
+        "misses": misses,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -110,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     best = None
     for epochs, lr, repeat in GRID:
         rows = composed + written * repeat
-        texts, labels = [t for t, _ in rows], [LABELS.index(y) for _, y in rows]
+        texts, labels = [t for t, _, _ in rows], [LABELS.index(y) for _, y, _ in rows]
         learned = train_heads(texts, {"tool": Head(labels, len(LABELS), balanced=True)}, epochs, lr)
         weight, bias = learned["tool"]
         router = ToolRouter(as_shipped(weight), as_shipped(bias))
@@ -122,6 +168,25 @@ def main(argv: list[str] | None = None) -> int:
         if best is None or key > best[0]:
             best = (key, epochs, lr, repeat, weight, bias, figures)
     _, epochs, lr, repeat, weight, bias, figures = best
+    best_args = None
+    for a_epochs, a_lr, a_repeat in ARGUMENT_GRID:
+        router = ToolRouter(
+            as_shipped(weight), as_shipped(bias), 0.0, argument_heads(composed + written * a_repeat, a_epochs, a_lr)
+        )
+        a_figures = {name: accuracy(router, cases) for name, cases in dev.items()}
+        per_set = [a["accuracy"] for f in a_figures.values() for a in f["arguments"].values()]
+        key = sum(per_set) / max(len(per_set), 1)
+        print(
+            f"arguments: epochs={a_epochs} lr={a_lr:g} repeat={a_repeat}: "
+            + ", ".join(
+                f"{name} {k} {a['accuracy']:.1%} of {a['cases']}"
+                for name, f in a_figures.items()
+                for k, a in f["arguments"].items()
+            )
+        )
+        if best_args is None or key > best_args[0]:
+            best_args = (key, (a_epochs, a_lr, a_repeat), router.heads, a_figures)
+    _, argument_values, heads, figures = best_args
     info = {
         "composed_rows": len(composed),
         "written_rows": len(written),
@@ -130,17 +195,28 @@ def main(argv: list[str] | None = None) -> int:
         "epochs": epochs,
         "lr": lr,
         "repeat": repeat,
-        "dev": {k: {"cases": f["cases"], "accuracy": f["accuracy"]} for k, f in figures.items()},
+        "arguments_epochs_lr_repeat": list(argument_values),
+        "dev": {k: {key: f[key] for key in ("cases", "accuracy", "arguments")} for k, f in figures.items()},
     }
-    save_weights({"weight": weight, "bias": bias}, args.out, {"labels": json.dumps(LABELS), "info": json.dumps(info)})
+    tensors = {"weight": weight, "bias": bias}
+    for head in heads:
+        tensors[f"{head.key}.weight"], tensors[f"{head.key}.bias"] = head.weight, head.bias
+    metadata = {
+        "labels": json.dumps(LABELS),
+        "arguments": json.dumps({head.key: list(head.values) for head in heads}),
+        "info": json.dumps(info),
+    }
+    save_weights(tensors, args.out, metadata)
     print(f"chosen epochs={epochs} lr={lr:g} repeat={repeat}; {len(composed)} composed + {len(written)} written rows")
+    print(f"argument heads: epochs, lr, repeat = {argument_values}")
     for name, f in figures.items():
-        print(f"dev {name} ({f['cases']}): {f['accuracy']:.1%}; misses {f['misses']}")
+        print(f"dev {name} ({f['cases']}): {f['accuracy']:.1%}, arguments {f['arguments']}; misses {f['misses']}")
     if args.test:
         router = ToolRouter.load(args.out)
         for path in TEST:
             f = accuracy(router, read_cases(path))
-            print(f"test {path.stem} ({f['cases']}): {f['accuracy']:.1%}; misses {f['misses']}")
+            line = f"{f['accuracy']:.1%}, arguments {f['arguments']}; misses {f['misses']}"
+            print(f"test {path.stem} ({f['cases']}): {line}")
     print(f"{time.perf_counter() - t0:.1f} s")
     return 0
 

@@ -218,6 +218,11 @@ class Agent:
         """Answer a question (or continue a conversation) and return the final message, transcript, stats."""
         log = Transcript(self.config.transcript, uuid.uuid4().hex[:12])
         conversation = self._start(question_or_messages)
+        # Input the model cannot read is refused first, with its reason: no rule or classifier answers for it (a
+        # linear classifier's score of one word repeated a hundred thousand times says nothing of its meaning).
+        self._shown = None
+        if not self._fits(prompt := self.render(conversation)):
+            raise InputTooLong(self._too_long(prompt))
         if (triaged := self._triage(conversation, log)) is not None:
             return triaged
         route = self._route(conversation)
@@ -242,6 +247,11 @@ class Agent:
             result, parsed = self._generate(
                 prompt, _without(messages, head, shown), answer_written=rendered is not None, start=start
             )
+            if step == 1 and route is not None and parsed.get("tool_calls"):
+                written = parsed["tool_calls"]
+                parsed["tool_calls"] = route.apply(written)
+                if parsed["tool_calls"] != written:  # the developer sees what the model had chosen
+                    log.write("routed_arguments", model_calls=written, calls=parsed["tool_calls"])
             calls = parsed.get("tool_calls") or []
             stats.steps.append(self._step_stats(step, result, len(calls)))
             assistant = self._assistant_message(parsed, step)
@@ -417,7 +427,8 @@ class Agent:
         route = self.router.route(conversation) if self.router is not None else None
         if route is None or (route.tool is not None and route.tool not in self.toolbox.names):
             return None
-        self._emit({"type": "route", "rule": self.router.name, "tool": route.tool, "confidence": route.confidence})
+        event = {"type": "route", "rule": self.router.name, "tool": route.tool, "confidence": route.confidence}
+        self._emit({**event, "arguments": route.arguments} if route.arguments else event)
         return route
 
     def _tools_for(self, route: Route | None) -> frozenset[str] | None:

@@ -9,21 +9,34 @@ first block marker and, for a call, its tool name, as the template renders them 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Protocol
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True)
 class Route:
     """tool: the tool the reply calls first, None: the reply answers without one; confidence: the router's
-    probability for that choice."""
+    probability for that choice; arguments: values the router chose for some of the call's arguments (a choice
+    among a schema's enum values, say), set in the reply's calls to that tool over what the model wrote."""
 
     tool: str | None
     confidence: float
+    arguments: dict[str, Any] = field(default_factory=dict, hash=False)
 
     @property
     def label(self) -> str:
         return self.tool or "none"
+
+    def apply(self, calls: list[dict]) -> list[dict]:
+        """calls (parsed: name, arguments) with this route's arguments set in each call to the routed tool."""
+        if not self.arguments:
+            return calls
+        return [
+            {**c, "arguments": {**c["arguments"], **self.arguments}}
+            if c.get("name") == self.tool and isinstance(c.get("arguments"), dict)
+            else c
+            for c in calls
+        ]
 
 
 class Router(Protocol):
