@@ -23,7 +23,7 @@ from agent.pharmacy.triage import CRISIS_ANSWER, POISONING_ANSWER, AmountsAfterI
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "training"))
-EMERGENCY_TEST_SHA256 = "32772a49899fcdbec953e72cdee92333aaaa3715d11b72f00ac6294a2836879c"
+EMERGENCY_TEST_SHA256 = "38de556c65a1f286e7a18408211d7eff05e9f83f8123f3765c6d1e98c7edef79"
 
 
 def triage_agent(generator=None, **kwargs):
@@ -120,6 +120,7 @@ HELD_OUT = (
     "emergency_dev_c.jsonl",
     "emergency_dev_d.jsonl",
     "emergency_dev_e.jsonl",
+    "emergency_dev_f.jsonl",
     "emergency_test.jsonl",
 )
 
