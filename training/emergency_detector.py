@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agent.pharmacy.emergency import LABELS, LANGUAGES, WEIGHTS, EmergencyDetector  # noqa: E402
+from agent.pharmacy.textclass import distinct_features  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "training"))
 
@@ -145,7 +146,7 @@ def train(rows: list[tuple[str, int, int]], epochs: int, lr: float, seed: int = 
         "label": Head([y for _, y, _ in rows], len(LABELS), balanced=True),
         "lang": Head([g for _, _, g in rows], len(LANGUAGES)),
     }
-    learned = train_heads([t for t, _, _ in rows], heads, epochs, lr, seed, BATCH)
+    learned = train_heads([t for t, _, _ in rows], heads, epochs, lr, seed, BATCH, distinct_features)
     (label_w, label_b), (lang_w, lang_b) = learned["label"], learned["lang"]
     return {"label_w": label_w, "label_b": label_b, "lang_w": lang_w, "lang_b": lang_b}
 

@@ -10,6 +10,7 @@ import functools
 import json
 import math
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,17 +50,24 @@ class Head:
 
 
 @functools.cache
-def text_features(text: str) -> tuple[int, ...]:
-    return tuple(features(text))
+def text_features(text: str, featurize: Callable[[str], list[int]] = features) -> tuple[int, ...]:
+    return tuple(featurize(text))
 
 
 def train_heads(
-    texts: list[str], heads: dict[str, Head], epochs: int, lr: float, seed: int = 0, batch: int = BATCH
+    texts: list[str],
+    heads: dict[str, Head],
+    epochs: int,
+    lr: float,
+    seed: int = 0,
+    batch: int = BATCH,
+    featurize: Callable[[str], list[int]] = features,
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """{head: (weight [BUCKETS, size], bias [size])}, learned on texts (one label per text per head); mini-batches
-    rank better on dev than one full-batch step per epoch, in a twentieth of the time."""
+    """{head: (weight [BUCKETS, size], bias [size])}, learned on texts (one label per text per head) read by
+    featurize (the one inference reads them with); mini-batches rank better on dev than one full-batch step per
+    epoch, in a twentieth of the time."""
     torch.manual_seed(seed)
-    feats = [torch.tensor(text_features(t)) for t in texts]
+    feats = [torch.tensor(text_features(t, featurize)) for t in texts]
     params, layers = [], {}
     for name, head in heads.items():
         if len(head.labels) != len(texts):

@@ -1,7 +1,8 @@
 """The emergency detector: whether a patient's message speaks of self-harm, a medicine already swallowed in
 excess or by mistake, or misuse, read by a trained classifier rather than by word lists.
 
-The linear classifier of agent.pharmacy.textclass (hashed character n-grams and words of the folded text), its
+The linear classifier of agent.pharmacy.textclass (hashed character n-grams and words of the folded text, each
+counted once), its
 weights learned from patient-written wordings (training/emergency/) and chosen on the dev sets
 (eval/emergency_dev*.jsonl); training/emergency_detector.py trains it and reports recall and false alarms.
 A second head reads the message's language, for messages too short for the function-word reader.
@@ -14,7 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .textclass import BUCKETS, features, head_logits, load_weights, softmax
+from .textclass import BUCKETS, distinct_features, head_logits, load_weights, softmax
 
 LABELS = ("none", "self_harm", "poisoning", "misuse")
 LANGUAGES = ("tr", "en")
@@ -47,7 +48,7 @@ class EmergencyDetector:
         return cls(tensors, float(metadata["threshold"]))
 
     def read(self, text: str) -> Reading:
-        ids = features(text)
+        ids = distinct_features(text)
         probs = softmax(head_logits(self.label_w, self.label_b, ids))
         lang_logits = head_logits(self.lang_w, self.lang_b, ids)
         language = LANGUAGES[max(range(len(LANGUAGES)), key=lambda i: lang_logits[i])]
@@ -66,4 +67,4 @@ def detector() -> EmergencyDetector:
     return EmergencyDetector.load()
 
 
-__all__ = ["BUCKETS", "LABELS", "LANGUAGES", "WEIGHTS", "EmergencyDetector", "Reading", "detector", "features"]
+__all__ = ["BUCKETS", "LABELS", "LANGUAGES", "WEIGHTS", "EmergencyDetector", "Reading", "detector", "distinct_features"]
