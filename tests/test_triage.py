@@ -24,7 +24,7 @@ from agent.pharmacy.triage import CRISIS_ANSWER, POISONING_ANSWER, AmountsAfterI
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "training"))
-EMERGENCY_TEST_SHA256 = "38de556c65a1f286e7a18408211d7eff05e9f83f8123f3765c6d1e98c7edef79"
+EMERGENCY_TEST_SHA256 = "86bdb0d833ecba888d3f14f697e9d39df6693f1e78efd25bbb950b88512c725b"
 
 
 def triage_agent(generator=None, **kwargs):
@@ -130,6 +130,7 @@ HELD_OUT = (
     "emergency_dev_d.jsonl",
     "emergency_dev_e.jsonl",
     "emergency_dev_f.jsonl",
+    "emergency_dev_g.jsonl",
     "emergency_test.jsonl",
 )
 
