@@ -290,6 +290,11 @@ RUNS: tuple[Run, ...] = (
                 "2,264 decision examples, fewer after results, LoRA on all 30 layers",
                 " --set train.layers=0 --set data.after_results=0.2 --set data.examples=1000",
             ),
+            (
+                "layers16",
+                "2,464 decision examples, LoRA on the top 16 layers, the router with its section head",
+                " --set train.layers=16",
+            ),
         )
         for stem, cases, label in (
             ("freetext_dev", FREETEXT_DEV, "free-text dev"),

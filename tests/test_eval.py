@@ -438,7 +438,14 @@ def test_the_results_index_is_current_and_the_tree_holds_only_what_it_cites():
     extra = {p.relative_to(RESULTS.parent.parent) for p in RESULTS.rglob("*") if p.is_file()} - kept
     info = {
         Path(f"eval/results/{run}/training_info.json")
-        for run in ("recipe_probe", "recipe_cpu", "recipe_base_prefix", "recipe_routed/top10", "recipe_routed/all30")
+        for run in (
+            "recipe_probe",
+            "recipe_cpu",
+            "recipe_base_prefix",
+            "recipe_routed/top10",
+            "recipe_routed/all30",
+            "recipe_routed/layers16",
+        )
     }
     # adapters kept beside their runs: the base-prefix one for the engine that reads its prefix with the base model,
     # the GPU runs' (docs/training.md), each with its training record
