@@ -281,19 +281,21 @@ RUNS: tuple[Run, ...] = (
             f"the recipe on this CPU with routed tools blocks and the router it trains (data.tools routed), {what}, "
             f"through the routed agent, {label}",
             f"python training/recipe.py training/recipes/default.yaml{sets}",
-            training_info=f"recipe_routed/{variant}/training_info.json",
+            training_info=f"recipe_routed/{variant}/{info}",
         )
-        for variant, what, sets in (
-            ("top10", "as committed (2,464 decision examples, LoRA on the top 10 layers)", ""),
+        for variant, what, sets, info in (
+            ("top10", "as committed (2,464 decision examples, LoRA on the top 10 layers)", "", "training_info.json"),
             (
                 "all30",
                 "2,264 decision examples, fewer after results, LoRA on all 30 layers",
                 " --set train.layers=0 --set data.after_results=0.2 --set data.examples=1000",
+                "training_info.json",
             ),
-            (
+            (  # its adapter kept beside it (docs/training.md), with its training record
                 "layers16",
                 "2,464 decision examples, LoRA on the top 16 layers, the router with its section head",
                 " --set train.layers=16",
+                "adapter/training_info.json",
             ),
         )
         for stem, cases, label in (

@@ -2,8 +2,7 @@
 excess or by mistake, or misuse, read by a trained classifier rather than by word lists.
 
 The linear classifier of agent.pharmacy.textclass (hashed character n-grams and words of the folded text, each
-counted once), its
-weights learned from patient-written wordings (training/emergency/) and chosen on the dev sets
+counted once), its weights learned from patient-written wordings (training/emergency/) and chosen on the dev sets
 (eval/emergency_dev*.jsonl); training/emergency_detector.py trains it and reports recall and false alarms.
 A second head reads the message's language, for messages too short for the function-word reader.
 """
