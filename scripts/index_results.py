@@ -297,6 +297,14 @@ RUNS: tuple[Run, ...] = (
                 " --set train.layers=16",
                 "adapter/training_info.json",
             ),
+            (
+                "mix",
+                "2,414 decision examples, LoRA on the top 16 layers, more context exchanges and a mix weighted "
+                "towards the kinds of its dev misses (two medicines at once, doses, contraindications)",
+                " --set train.layers=16 --set data.context=0.5 --set data.examples=1150 --set data.mix.two_usage=16"
+                " --set data.mix.dose=10 --set data.mix.contraindication=16",
+                "training_info.json",
+            ),
         )
         for stem, cases, label in (
             ("freetext_dev", FREETEXT_DEV, "free-text dev"),

@@ -444,6 +444,7 @@ def test_the_results_index_is_current_and_the_tree_holds_only_what_it_cites():
             "recipe_base_prefix",
             "recipe_routed/top10",
             "recipe_routed/all30",
+            "recipe_routed/mix",
         )
     }
     # adapters kept beside their runs: the base-prefix one for the engine that reads its prefix with the base model,
