@@ -51,6 +51,11 @@ class Run:
     stage: int | None = None  # a stage of the default adapter: the data_sha256 adapter/training_info.json gives it
 
 
+def _recorded_command(info: str) -> str:
+    """The recipe command a run's training record (RESULTS / info) says wrote its data: the command as run."""
+    return json.loads((ROOT / RESULTS / info).read_text(encoding="utf-8"))["data_command"]
+
+
 def _stage(n: int, extra: str = "") -> str:
     return f"the adapter after training stages 1-{n} (docs/training.md){extra}"
 
@@ -280,30 +285,22 @@ RUNS: tuple[Run, ...] = (
             cases,
             f"the recipe on this CPU with routed tools blocks and the router it trains (data.tools routed), {what}, "
             f"through the routed agent, {label}",
-            f"python training/recipe.py training/recipes/default.yaml{sets}",
+            _recorded_command(f"recipe_routed/{variant}/{info}"),
             training_info=f"recipe_routed/{variant}/{info}",
         )
-        for variant, what, sets, info in (
-            ("top10", "as committed (2,464 decision examples, LoRA on the top 10 layers)", "", "training_info.json"),
-            (
-                "all30",
-                "2,264 decision examples, fewer after results, LoRA on all 30 layers",
-                " --set train.layers=0 --set data.after_results=0.2 --set data.examples=1000",
-                "training_info.json",
-            ),
-            (  # its adapter kept beside it (docs/training.md), with its training record
+        for variant, what, info in (
+            ("top10", "as committed (2,464 decision examples, LoRA on the top 10 layers)", "training_info.json"),
+            ("all30", "2,264 decision examples, fewer after results, LoRA on all 30 layers", "training_info.json"),
+            (  # the adapters kept beside their runs (docs/training.md), with their training records
                 "layers16",
                 "2,464 decision examples, LoRA on the top 16 layers, the router with its section head",
-                " --set train.layers=16",
                 "adapter/training_info.json",
             ),
             (
                 "mix",
                 "2,414 decision examples, LoRA on the top 16 layers, more context exchanges and a mix weighted "
                 "towards the kinds of its dev misses (two medicines at once, doses, contraindications)",
-                " --set train.layers=16 --set data.context=0.5 --set data.examples=1150 --set data.mix.two_usage=16"
-                " --set data.mix.dose=10 --set data.mix.contraindication=16",
-                "training_info.json",
+                "adapter/training_info.json",
             ),
         )
         for stem, cases, label in (

@@ -444,16 +444,16 @@ def test_the_results_index_is_current_and_the_tree_holds_only_what_it_cites():
             "recipe_base_prefix",
             "recipe_routed/top10",
             "recipe_routed/all30",
-            "recipe_routed/mix",
         )
     }
     # adapters kept beside their runs: the base-prefix one for the engine that reads its prefix with the base model,
-    # the GPU runs' and the routed 16-layer run's (docs/training.md), each with its training record
+    # the GPU runs' and the routed 16-layer and mix runs' (docs/training.md), each with its training record
     kept_adapter = {
         p.relative_to(RESULTS.parent.parent)
         for folder in (
             RESULTS / "recipe_base_prefix" / "adapter",
             RESULTS / "recipe_routed" / "layers16" / "adapter",
+            RESULTS / "recipe_routed" / "mix" / "adapter",
             *(RESULTS / "recipe_gpu").glob("*/adapter"),
         )
         for p in folder.iterdir()
