@@ -152,6 +152,26 @@ RUNS: tuple[Run, ...] = (
         "--summary eval/results/routed/templated_test_summary.json",
         stage=DEFAULT_STAGE,
     ),
+    *(
+        Run(
+            f"stated_facts/{stem}",
+            f"stated_facts/{stem}",
+            f"eval/{stem}.jsonl",
+            "the default adapter and routed agent with the patient's facts of a call (weight, age, pregnancy, "
+            f"breastfeeding, conditions) set as their words state them (agent.pharmacy.facts_check); {label}",
+            f"{EVAL} eval/{stem}.jsonl --threads 1 --predictions eval/results/stated_facts/{stem}_predictions.jsonl "
+            f"--summary eval/results/stated_facts/{stem}_summary.json",
+            stage=DEFAULT_STAGE,
+        )
+        for stem, label in (
+            ("freetext_dev", "free-text dev set"),
+            ("multiturn_dev", "multi-turn dev set"),
+            ("templated_dev", "templated dev set"),
+            ("freetext_test", "the frozen free-text test set, reported only"),
+            ("multiturn_test", "the frozen multi-turn test set, reported only"),
+            ("templated_test", "the frozen templated test set, reported only"),
+        )
+    ),
     Run(
         "multiturn/default_test",
         "multiturn/default_test",

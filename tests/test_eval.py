@@ -608,19 +608,19 @@ def test_the_defaults_free_text_summaries_rescore_from_their_predictions(cases):
 
 
 def test_the_cards_first_model_figures_are_the_frozen_tests_routed_then_the_model_alone():
-    """README.md's first table of scores: the kept runs' summaries, each frozen test set routed (the default agent)
-    and then the model alone (--no-router)."""
+    """README.md's first table of scores: the kept runs' summaries, each frozen test set routed with the patient's
+    facts (the default agent) and then the model alone (--no-router, the model's own arguments)."""
     readme = (RESULTS.parent.parent / "README.md").read_text(encoding="utf-8")
     section = readme.split("## The model and its scores", 1)[1]
     table = next(b.splitlines() for b in section.split("\n\n") if b.startswith("|"))
     pct = lambda x: "100 %" if x == 1 else f"{x * 100:.1f} %"  # noqa: E731
     rows = []
     for label, path in [
-        ("**free-text test (50), routed**", "routed/freetext_test"),
+        ("**free-text test (50), routed**", "stated_facts/freetext_test"),
         ("free-text test (50), model alone", "freetext/default_test"),
-        ("**multi-turn test (60), routed**", "routed/multiturn_test"),
+        ("**multi-turn test (60), routed**", "stated_facts/multiturn_test"),
         ("multi-turn test (60), model alone", "multiturn/default_test"),
-        ("templated test (105), routed", "routed/templated_test"),
+        ("templated test (105), routed", "stated_facts/templated_test"),
         ("templated test (105), model alone", "templated_test/default"),
     ]:
         s = json.loads((RESULTS / f"{path}_summary.json").read_text(encoding="utf-8"))
@@ -629,7 +629,10 @@ def test_the_cards_first_model_figures_are_the_frozen_tests_routed_then_the_mode
         cells += [f"{pct(s['no_tool_precision'])} / {pct(s['no_tool_recall'])}", pct(s["must_mention_rate"])]
         cells += [pct(s["answer_language_match"]), str(s["unsafe_dose_answers"])]
         assert s["unsafe_dose_model_answers"] == s["unsafe_dose_answers"]  # no column hides the model's own
-        assert s.get("router", "routed" in path) == ("routed" in path)  # the run is what its label says
+        # the run is what its label says (a run from before the flag had the model's own arguments)
+        assert s.get("router", "routed" in label) == ("routed" in label) and s.get("stated_facts", False) == (
+            "routed" in label
+        )
         rows.append("| " + " | ".join(cells) + " |")
     assert table[2:] == rows
     assert "tool + arguments" in table[0] and "key fact in answer (with checks)" in table[0]

@@ -21,6 +21,7 @@ from typing import Any
 
 from .. import ppsf
 from .backends import Backend
+from .call_checks import CallCheck, with_checks
 from .calls import InvalidCall, checked_calls, one_line
 from .checks import AnswerCheck, Append, Replace, applied
 from .generation import GenerationResult, Generator
@@ -169,6 +170,7 @@ class Agent:
         triage: list[Triage] | tuple[Triage, ...] = (),
         renderer: Renderer | None = None,
         router: Router | None = None,
+        call_checks: list[CallCheck] | tuple[CallCheck, ...] = (),
     ) -> None:
         if not isinstance(backend, Backend):
             raise TypeError(
@@ -191,6 +193,8 @@ class Agent:
         self.renderer = renderer
         # Chooses how the first reply to a patient's message starts (agent.engine.routing); None: the model does.
         self.router = router
+        # Rules that say what each call runs with (agent.engine.call_checks); the transcript keeps the model's.
+        self.call_checks = list(call_checks)
         # A model trained shown only the routed tool (backend.tools_shown): the tools block of a routed run holds
         # the tools the run has chosen so far (TinyAgent's tool retrieval), else every tool.
         self.route_tools = backend.tools_shown == "routed" and router is not None
@@ -252,6 +256,13 @@ class Agent:
                 parsed["tool_calls"] = route.apply(written)
                 if parsed["tool_calls"] != written:  # the developer sees what the model had chosen
                     log.write("routed_arguments", model_calls=written, calls=parsed["tool_calls"])
+            if self.call_checks and parsed.get("tool_calls"):
+                written = parsed["tool_calls"]
+                parsed["tool_calls"] = with_checks(self.call_checks, written, _without(messages, head, shown))
+                if parsed["tool_calls"] != written:
+                    names = ", ".join(c.name for c in self.call_checks)
+                    log.write("call_checks", checks=names, model_calls=written, calls=parsed["tool_calls"])
+                    self._emit({"type": "call_checks", "rule": names, "action": "set_arguments"})
             calls = parsed.get("tool_calls") or []
             stats.steps.append(self._step_stats(step, result, len(calls)))
             assistant = self._assistant_message(parsed, step)

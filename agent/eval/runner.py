@@ -78,6 +78,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="one-shot worked example: auto = only to a model that is not PPSF-tuned (no adapter; as the CLI)",
     )
     p.add_argument(
+        "--stated-facts",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="a call's weight, age, pregnancy, breastfeeding and conditions set as the patient's words state them "
+        "(default on, as the CLI); --no-stated-facts scores the model's own arguments",
+    )
+    p.add_argument(
         "--grounded-names",
         action=argparse.BooleanOptionalAction,
         default=True,
@@ -130,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
             names_only=args.names_only,
             answers=args.answers,
             routed=args.router,
+            stated_facts=args.stated_facts,
         )
         started = time.time()
         try:
@@ -145,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
             "tool_schemas": "the model's tools.json" if backend.tool_schemas else "the repo adapter's tools.json",
             "examples": use_examples,
             "grounded_names": args.grounded_names,
+            "stated_facts": args.stated_facts,
             "whole_names": args.grounded_names and args.whole_names,
             "names_only": args.grounded_names and args.names_only,
             "max_steps": args.max_steps,

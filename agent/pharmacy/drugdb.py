@@ -595,6 +595,11 @@ class DrugDB:
         return ([self._cond_syns[hit[0]]] if hit else []), []
 
     def _conditions_in(self, key: str) -> list[str]:
+        return list(dict.fromkeys(cid for _, _, cid in self.condition_spans(key)))
+
+    def condition_spans(self, key: str) -> list[tuple[int, int, str]]:
+        """(start, end, condition id) of each condition wording in key (a fold()ed text), in order, a longer
+        wording over one it contains."""
         spans: list[tuple[int, int, str]] = []
         for syn in self._cond_keys:
             # Prefix match at a word start, so Turkish suffixes ("astımım", "ülserim") still match; short names
@@ -607,7 +612,7 @@ class DrugDB:
         # A longer wording wins over one it contains ("ülseratif kolit" over "ülser", "tansiyonum düşük" over
         # "tansiyon").
         kept = [s for s in spans if not any(o[0] <= s[0] and s[1] <= o[1] and o[1] - o[0] > s[1] - s[0] for o in spans)]
-        return list(dict.fromkeys(cid for _, _, cid in sorted(kept)))
+        return sorted(kept)
 
     # -- interactions
 

@@ -55,7 +55,7 @@ from typing import Any
 from .dosing import Dose, compute_dose, dose_in_ml
 from .drugdb import LIQUID_FORMS, SECTIONS, DrugDataError, DrugDB, Lang, Resolution, Section, Target, load_db
 from .growth import implausible
-from .text import decimal, fold, looks_turkish
+from .text import decimal, fold, fold_case, looks_turkish, state_mentions
 from .turn import Turn, read_text
 
 logger = logging.getLogger(__name__)
@@ -1247,6 +1247,87 @@ _MSG = {
 }
 
 
+def _as_stated(
+    turn: Turn,
+    pregnant: bool,
+    breastfeeding: bool,
+    age_years: Any,
+    age_months: Any,
+    conditions: list[str],
+    drug: str = "",
+) -> tuple[bool, bool, Any, Any, list[str], dict[str, Any]]:
+    """Pregnancy, breastfeeding, age and conditions as the patient states them of the one who takes the medicine,
+    and what the call said where it differs ({} when it does not).
+
+    A small model sets pregnant for a question about a father's warfarin and answers "avoid", and leaves it out
+    of "6 aylık hamileyim" (written as an age). So a pregnancy or breastfeeding is checked exactly when the
+    patient states it of the one who takes the medicine (Turn.counts: not "Eşim hamile, ben ibuprofen alabilir
+    miyim?"); an age they never gave is not checked; a condition they state of that person is added, in their
+    words, where the call's conditions do not name it ("A-velep" for "epilepsi"). Nothing is guessed: every
+    value comes from what they wrote."""
+    said: dict[str, Any] = {}
+    for key, value in (("pregnant", pregnant), ("breastfeeding", breastfeeding)):
+        if value != turn.counts(key):
+            said[key] = value
+    pregnant, breastfeeding = turn.counts("pregnant"), turn.counts("breastfeeding")
+    if not turn.gives_age(_maybe_number(age_years), _maybe_number(age_months)):
+        said |= {f"age_{u}": v for u, v in (("years", age_years), ("months", age_months)) if v is not None}
+        age_years = age_months = None
+    db = load_db()
+    read = [(text, db.read_conditions(text)[0]) for text in conditions]
+    # A text that is no condition the data knows is kept only as the patient's own words that name neither the
+    # medicine nor a pregnancy or breastfeeding (the flags carry those): not "bilgi al", "cialis güvenli", "emzirme".
+    written = fold(turn.words or "")
+
+    def theirs(text: str) -> bool:
+        key = fold(text)
+        return key in written and (not drug or fold(drug) not in key) and not state_mentions(fold_case(text))
+
+    kept = [text for text, found in read if found or theirs(text)]
+    named = {cid for _, found in read for cid in found}
+    added = [words for cid, words in turn.stated_conditions() if cid not in named]
+    if added or len(kept) < len(conditions):
+        said["conditions"] = list(conditions)
+        conditions = [*kept, *added]
+    return pregnant, breastfeeding, age_years, age_months, conditions, said
+
+
+def as_stated(tool: str, arguments: dict[str, Any], turn: Turn) -> dict[str, Any]:
+    """A call's arguments with the patient's facts (weight, age, pregnancy, breastfeeding, conditions) as the
+    tool reads them from the patient's words (_as_written, _as_stated): what the call runs with. Arguments the
+    tool would refuse are returned as they are, for the tool to say why."""
+    args = dict(arguments)
+    try:
+        if tool == "calculate_dose":
+            weight = _number(args.get("weight_kg"), "weight_kg", -math.inf, math.inf)
+            weight, years, months, _ = _as_written(weight, args.get("age_years"), args.get("age_months"), turn)
+            args["weight_kg"] = weight
+            if months is not None and "age_months" not in arguments:
+                # In years, the parameter the model wrote: a model trained before age_months is not shown it (its
+                # recorded schema), so a call with it would be refused; the tool reads the months back from the
+                # patient's words.
+                years, months = round((years or 0) + months / 12, 2), None
+        elif tool == "check_contraindications":
+            texts = _text_list(args.get("conditions") or [], "conditions", 0, MAX_CONDITIONS, _CONDITION_PUNCT)
+            pregnant, breastfeeding = (
+                _flag(args.get("pregnant", False), "pregnant"),
+                _flag(args.get("breastfeeding", False), "breastfeeding"),
+            )
+            drug = args.get("drug") if isinstance(args.get("drug"), str) else ""
+            pregnant, breastfeeding, years, months, texts, _ = _as_stated(
+                turn, pregnant, breastfeeding, args.get("age_years"), args.get("age_months"), texts, drug
+            )
+            args |= {"pregnant": pregnant, "breastfeeding": breastfeeding, "conditions": texts}
+        else:
+            return args
+    except ToolError:
+        return dict(arguments)
+    args |= {"age_years": years, "age_months": months}
+    # a value that is the parameter's default is left out, as a call without it is written
+    defaults = {"pregnant": False, "breastfeeding": False, "conditions": [], "age_years": None, "age_months": None}
+    return {k: v for k, v in args.items() if not (k in defaults and v == defaults[k])}
+
+
 @_tool
 def check_contraindications(
     drug: str,
@@ -1285,22 +1366,12 @@ def check_contraindications(
     # Nor one the patient states of someone else ("Eşim hamile, ben ibuprofen alabilir miyim?": Turn.counts).
     said: dict[str, Any] = {}
     turn = _patient(patient, patient_text)
-    if turn:
-        said = {
-            k: True
-            for k, v in (("pregnant", is_pregnant), ("breastfeeding", is_breastfeeding))
-            if v and not turn.counts(k)
-        }
-        is_pregnant, is_breastfeeding = (
-            is_pregnant and turn.counts("pregnant"),
-            is_breastfeeding and turn.counts("breastfeeding"),
-        )
-    if turn and not turn.gives_age(_maybe_number(age_years), _maybe_number(age_months)):
-        # An age the patient never gave is not checked, as pregnancy above: the result says what the call had.
-        said |= {f"age_{u}": v for u, v in (("years", age_years), ("months", age_months)) if v is not None}
-        age_years = age_months = None
-    age = _age(age_years, age_months)
     texts = [] if conditions is None else _text_list(conditions, "conditions", 0, MAX_CONDITIONS, _CONDITION_PUNCT)
+    if turn:
+        is_pregnant, is_breastfeeding, age_years, age_months, texts, said = _as_stated(
+            turn, is_pregnant, is_breastfeeding, age_years, age_months, texts, name
+        )
+    age = _age(age_years, age_months)
     db = load_db()
     read = [(t, *db.read_conditions(t)) for t in texts]
     if turn and (denied := {c for _, found, _ in read for c in found if turn.denies(c)}):

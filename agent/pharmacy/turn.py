@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from .amounts import among_numbers, names_age, stated_numbers, written_numbers
 from .drugdb import load_db
-from .text import clauses, fold_case, patient_language, state_mentions
+from .text import as_written, clauses, fold, fold_case, patient_language, state_mentions
 
 SELF = "self"
 
@@ -109,6 +109,19 @@ class Turn:
     def counts(self, state: str) -> bool:
         """Whether state ("pregnant", "breastfeeding") is stated, not denied, of the person the medicine is for."""
         return any(s.state == state and not s.denied and self.fits(s.subject) for s in self.states)
+
+    def stated_conditions(self) -> list[tuple[str, str]]:
+        """(condition id, the patient's words for it) of each condition stated, not denied, of the person the
+        medicine is for, in the order written."""
+        ids = [s.state for s in self.conditions if not s.denied and self.fits(s.subject) and not self.denies(s.state)]
+        if not ids or not self.words:
+            return []
+        spans = load_db().condition_spans(fold(self.words))
+        out: dict[str, str] = {}
+        for start, end, cid in spans:
+            if cid in ids and cid not in out:
+                out[cid] = as_written(self.words, start, end)
+        return list(out.items())
 
     def denies(self, condition: str) -> bool:
         """Whether the patient denies condition (an id) for the person the medicine is for and never states it."""
