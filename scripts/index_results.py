@@ -322,6 +322,12 @@ RUNS: tuple[Run, ...] = (
                 "towards the kinds of its dev misses (two medicines at once, doses, contraindications)",
                 "adapter/training_info.json",
             ),
+            (
+                "two",
+                "as mix with two-medicine questions weighted 24 and doses and contraindications at the recipe's "
+                "weights (the patient's facts now read from their words), scored with them",
+                "adapter/training_info.json",
+            ),
         )
         for stem, cases, label in (
             ("freetext_dev", FREETEXT_DEV, "free-text dev"),

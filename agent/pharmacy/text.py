@@ -29,28 +29,22 @@ def fold(text: str) -> str:
 def as_written(text: str, start: int, end: int) -> str:
     """The words of text that fold(text)[start:end] reads, as written ("böbrek yetmezliği" for "bobrek
     yetmezligi"); a span that ends inside a word ends there too ("astım" of "astımım"). Where a word's folded
-    form is not letter for letter (a ligature), that word is given folded."""
+    form is not letter for letter (a ligature), the span is given folded."""
     words = list(re.finditer(r"[^\W_]+", text))
     folded = [fold(w.group()) for w in words]
     if " ".join(folded) != fold(text):  # a character whose fold splits a word ("½"): its words cannot be told
         return fold(text)[start:end]
-    out, at = [], 0
+    first = last = None
+    at = 0
     for word, key in zip(words, folded, strict=True):
         lo, hi = max(start, at), min(end, at + len(key))
         if lo < hi:
-            whole = len(key) == len(word.group()) and fold(word.group()) == key
-            piece = word.group()[lo - at : hi - at] if whole else key[lo - at : hi - at]
-            out.append((word.start() + lo - at, piece))
+            if len(key) != len(word.group()):
+                return fold(text)[start:end]
+            first = word.start() + lo - at if first is None else first
+            last = word.start() + hi - at
         at += len(key) + 1
-    if not out:
-        return fold(text)[start:end]
-    first = out[0][0]
-    last_start, last = out[-1]
-    return (
-        text[first : last_start + len(last)]
-        if all(len(fold(p)) == len(p) for _, p in out)
-        else " ".join(p for _, p in out)
-    )
+    return fold(text)[start:end] if first is None else text[first:last]
 
 
 def squash(key: str) -> str:
