@@ -62,7 +62,8 @@ ALLOWLIST_OPTIONAL: tuple[str, ...] = ("special_tokens_map.json", "docs/app.png"
 NAMED_TEMPLATES_DIR = "additional_chat_templates"
 ADAPTER_DIR = "adapter"
 ADAPTER_REQUIRED: tuple[str, ...] = ("adapter_config.json", "adapter_model.safetensors")
-ADAPTER_OPTIONAL: tuple[str, ...] = ("README.md", "tools.json")  # tools.json: the tool schemas it was trained on
+# tools.json: the tool schemas it was trained on; tools_shown.txt: "routed" when it was shown only the routed tool
+ADAPTER_OPTIONAL: tuple[str, ...] = ("README.md", "tools.json", "tools_shown.txt")
 GOLDEN_DIR = Path("spec") / "golden"
 # The largest file the repo ships is the LoRA adapter (~10 MB); anything far bigger is not meant to go.
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -439,7 +440,13 @@ def _one_line(err: BaseException) -> str:
 # ---------------------------------------------------------------------------------------------------------
 
 SPACE_README = "space/README.md"
-SPACE_PACKAGE = ("agent/**/*.py", "agent/pharmacy/data/*.json", "agent/ppsf/template.jinja")
+# the data the package ships (pyproject.toml's package-data): drug data, and the router's and detector's weights
+SPACE_PACKAGE = (
+    "agent/**/*.py",
+    "agent/pharmacy/data/*.json",
+    "agent/pharmacy/data/*.safetensors",
+    "agent/ppsf/template.jinja",
+)
 SPACE_ADAPTER = ("adapter_config.json", "adapter_model.safetensors", "training_info.json", "tools.json")
 
 

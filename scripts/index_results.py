@@ -335,6 +335,35 @@ RUNS: tuple[Run, ...] = (
             ("templated_dev", "eval/templated_dev.jsonl", "templated dev"),
         )
     ),
+    *(  # the recipe as default.yaml holds it (top 16 layers), run once on an AVX2 machine in fp32, its adapter kept
+        Run(
+            f"recipe_routed/fp32/{folder}{stem}",
+            f"recipe_routed/fp32/{folder}{stem}",
+            f"eval/{stem}.jsonl",
+            "the recipe as training/recipes/default.yaml holds it (2,464 decision examples, LoRA on the top 16 "
+            f"layers), one command on this AVX2 CPU in fp32, through the routed agent{what}; {label}",
+            f"{EVAL} eval/{stem}.jsonl --adapter eval/results/recipe_routed/fp32/adapter --max-steps 4 --threads 1"
+            f"{flag} --predictions eval/results/recipe_routed/fp32/{folder}{stem}_predictions.jsonl "
+            f"--summary eval/results/recipe_routed/fp32/{folder}{stem}_summary.json",
+            training_info="recipe_routed/fp32/adapter/training_info.json",
+        )
+        for folder, what, flag, stems in (
+            (
+                "",
+                " with its call checks (the medicine and the patient's facts from their words)",
+                "",
+                ("templated_dev", "freetext_dev", "multiturn_dev", "templated_test", "freetext_test", "multiturn_test"),
+            ),
+            (
+                "own/",
+                ", the model's own calls (--no-stated-facts)",
+                " --no-stated-facts",
+                ("templated_test", "freetext_test", "multiturn_test"),
+            ),
+        )
+        for stem in stems
+        for label in (("the frozen test set, reported only" if stem.endswith("_test") else "a dev set"),)
+    ),
     # ---- archived: the history docs/training.md tells (git history keeps the files)
     Run("templated/stage1", "stage1", TEMPLATED, _stage(1), stage=1),
     Run("templated/stage1_grounded", "stage1_grounded", TEMPLATED, _stage(1, ", grounded names"), stage=1),

@@ -447,7 +447,7 @@ def test_the_results_index_is_current_and_the_tree_holds_only_what_it_cites():
         )
     }
     # adapters kept beside their runs: the base-prefix one for the engine that reads its prefix with the base model,
-    # the GPU runs' and the routed 16-layer, mix and two runs' (docs/training.md), each with its training record
+    # the GPU runs' and the routed 16-layer, mix, two and fp32 runs' (docs/training.md), each with its training record
     kept_adapter = {
         p.relative_to(RESULTS.parent.parent)
         for folder in (
@@ -455,6 +455,7 @@ def test_the_results_index_is_current_and_the_tree_holds_only_what_it_cites():
             RESULTS / "recipe_routed" / "layers16" / "adapter",
             RESULTS / "recipe_routed" / "mix" / "adapter",
             RESULTS / "recipe_routed" / "two" / "adapter",
+            RESULTS / "recipe_routed" / "fp32" / "adapter",
             *(RESULTS / "recipe_gpu").glob("*/adapter"),
         )
         for p in folder.iterdir()

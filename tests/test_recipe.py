@@ -200,6 +200,18 @@ def test_one_command_trains_and_a_stopped_run_continues_to_the_same_adapter(tmp_
     card = (a / "adapter" / "README.md").read_text(encoding="utf-8")
     assert "python training/recipe.py" in card and report.strip() in card
 
+    # A test set scored after the run (agent.eval into OUT/eval): --card writes the card again with it, dev beside
+    # test, and leaves the run's record as it was.
+    record = (a / "adapter" / "training_info.json").read_bytes()
+    summary = json.loads((a / "eval" / "templated_dev_summary.json").read_text(encoding="utf-8"))
+    (a / "eval" / "freetext_test_summary.json").write_text(json.dumps(summary | {"cases": 7}), encoding="utf-8")
+    assert recipe.main([str(path), "--out", str(a), "--card"]) == 0
+    card = (a / "adapter" / "README.md").read_text(encoding="utf-8")
+    assert "| metric | recipe: templated_dev | recipe: freetext_test |" in card and "| cases | 2 | 7 |" in card
+    assert (a / "adapter" / "training_info.json").read_bytes() == record
+    with pytest.raises(SystemExit, match="run the recipe first"):
+        recipe.main([str(path), "--out", str(tmp_path / "none"), "--card"])
+
     # The same run stopped after its first checkpoint, then the same command again: the same weights.
     b = tmp_path / "b"
     b.mkdir()

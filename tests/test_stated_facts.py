@@ -13,6 +13,7 @@ from agent.engine.call_checks import with_checks
 from agent.engine.toolbox import Toolbox
 from agent.pharmacy import PHARMACY_TOOLS, default_tool_schemas, pharmacist_agent
 from agent.pharmacy.facts_check import StatedFacts
+from agent.pharmacy.medicine_check import NamedMedicines
 from agent.pharmacy.text import as_written, fold
 from agent.pharmacy.tools import as_stated, check_contraindications
 from agent.pharmacy.turn import read_text
@@ -96,6 +97,35 @@ C, D = "check_contraindications", "calculate_dose"
         (D, {"weight_kg": 9, "age_years": 8}, "oglum 8 aylik, 9 kilo", {"weight_kg": 9, "age_years": 0.67}),
         (D, {"weight_kg": 9, "age_months": 8}, "oglum 8 aylik, 9 kilo", {"weight_kg": 9, "age_months": 8}),
         (D, {"weight_kg": 10.2, "age_years": 9.2}, "10 months and 9.2 kg", {"weight_kg": 9.2, "age_years": 0.83}),
+        # both ages written: the one the patient states with its unit, else the only age they state
+        (
+            D,
+            {"weight_kg": 9, "age_years": 9, "age_months": 8},
+            "oglum 8 aylik, 9 kilo",
+            {"weight_kg": 9, "age_months": 8},
+        ),
+        (
+            D,
+            {"weight_kg": 9.2, "age_months": 10, "age_years": 9.2},
+            "10 months and 9.2 kg",
+            {"weight_kg": 9.2, "age_months": 10},
+        ),
+        (
+            D,
+            {"weight_kg": 11, "age_years": 2, "age_months": 38.7},
+            "2 gundur atesi 38,7. 18 aylik 11 kg",
+            {"weight_kg": 11, "age_months": 18},
+        ),
+        (
+            D,
+            {"weight_kg": 14, "age_years": 3, "age_months": 4},
+            "3 yaş 4 aylık, 14 kilo",
+            {"weight_kg": 14, "age_years": 3, "age_months": 4},
+        ),
+        # numbers written in words
+        (D, {"weight_kg": 7, "age_years": 7}, "7 yaşındaki oğlum, yirmi iki kilo", {"weight_kg": 22, "age_years": 7}),
+        (D, {"weight_kg": 13, "age_years": 13}, "iki buçuk yaşında, 13 kilo", {"weight_kg": 13, "age_years": 2.5}),
+        (D, {"weight_kg": 4, "age_years": 4}, "four years old, thirty-one pounds", {"weight_kg": 14.1, "age_years": 4}),
         # a pregnancy stated, written as an age; one of someone else's, dropped
         (C, {"age_years": 6}, "6 aylik hamileyim, icebilir miyim?", {"pregnant": True}),
         (C, {"pregnant": True}, "Eşim hamile, ben alabilir miyim?", {}),
@@ -151,7 +181,10 @@ def test_the_check_counts_a_state_or_condition_the_patient_states_though_the_cal
 
 def test_the_pharmacist_sets_the_stated_facts_unless_told_not_to():
     backend = scripted_backend()
-    assert [c.name for c in pharmacist_agent(backend, routed=False).call_checks] == [StatedFacts.name]
+    assert [c.name for c in pharmacist_agent(backend, routed=False).call_checks] == [
+        NamedMedicines.name,
+        StatedFacts.name,
+    ]
     assert pharmacist_agent(backend, routed=False, stated_facts=False).call_checks == []
 
 

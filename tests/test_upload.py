@@ -44,6 +44,7 @@ ADAPTER_FILES = [
     "adapter/adapter_model.safetensors",
     "adapter/README.md",
     "adapter/tools.json",
+    "adapter/tools_shown.txt",
 ]
 # Files that sit next to the real ones and must never be sent.
 JUNK = {
@@ -103,6 +104,7 @@ def _add_fake_adapter(repo: Path) -> None:
     (adapter / "adapter_model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header + b"\0" * 4)
     (adapter / "README.md").write_text("---\nlibrary_name: peft\n---\n# PPSF LoRA\n", encoding="utf-8")
     (adapter / "tools.json").write_text("[]\n", encoding="utf-8")  # the tool schemas it was trained on
+    (adapter / "tools_shown.txt").write_text("routed\n", encoding="utf-8")  # shown only the routed tool
     # Shipping an adapter makes base_model mandatory in the card.
     from huggingface_hub import ModelCard
 

@@ -264,8 +264,11 @@ def _recipe_sections(info: dict, report: str | None) -> list[str]:
             "",
             "## Evaluation",
             "",
-            "`python -m agent.eval`, greedy, grounded names; dev sets chose every value of the recipe, test sets",
-            "were frozen before training and only reported.",
+            "`python -m agent.eval`, greedy, grounded names, through the agent as it ships: the tool router",
+            "(`agent/pharmacy/data/tool_router.safetensors`, trained by the same command) chooses the first call's",
+            "tool or none, the model writes the rest, and the call checks set each call's medicine and the patient's",
+            "facts as their words state them (`--no-stated-facts`: the model's own calls). Dev sets chose every",
+            "value of the recipe; test sets were frozen before training and only reported.",
             "",
             report,
         ]

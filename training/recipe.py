@@ -3,6 +3,7 @@
     python training/recipe.py training/recipes/default.yaml                 # -> runs/default/
     python training/recipe.py RECIPE --set train.lr=3e-4 --out runs/lr3e-4  # a variant, for a choice made on dev
     python training/recipe.py RECIPE --test --compare adapter/              # a release: test sets, beside the default
+    python training/recipe.py RECIPE --card    # the card again, after agent.eval scored the test sets into OUT/eval
 
 OUT/data.jsonl is what training/compose.py writes for the recipe's [data]; OUT/checkpoints/ keeps a checkpoint
 every save_steps, and running the same command again continues from the newest one (same data, same schedule,
@@ -57,12 +58,14 @@ SWITCHES = {"base_prefix"}  # [train] keys that are true or false (train_lora.py
 # What the card and docs print of each summary, in this order.
 METRICS = [
     ("tool_args_accuracy", "tool + arguments"),
+    ("tool_name_accuracy", "tool name"),
     ("no_tool_precision", "no-tool precision"),
     ("no_tool_recall", "no-tool recall"),
     ("must_mention_rate", "key fact"),
     ("answer_language_match", "answer language"),
     ("unsafe_dose_answers", "unsafe doses"),
     ("unsafe_for_patient_answers", "unsafe doses for the patient"),  # held to the case's own dose call
+    ("cases", "cases"),
 ]
 
 
@@ -309,12 +312,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--test", action="store_true", help="also score the frozen test sets (once per release)")
     p.add_argument("--compare", type=Path, help="also score this adapter (the current default) on the same sets")
     p.add_argument("--eval-limit", type=int, help="only the first N cases of each set (a smoke run)")
+    p.add_argument(
+        "--card",
+        action="store_true",
+        help="only write OUT/adapter's card again, from the summaries in OUT/eval (after agent.eval scored more of "
+        "the recipe's sets there, e.g. the test sets once per release; the run's record is kept as it is)",
+    )
     args = p.parse_args(argv)
     try:
         recipe = load_recipe(args.recipe, args.set)
     except RecipeError as e:
         p.error(str(e))
     out = args.out or ROOT / "runs" / args.recipe.stem
+    if args.card:
+        return write_card_again(recipe, out)
     device = _device(args.device)
     out.mkdir(parents=True, exist_ok=True)
     lock = out / "recipe.json"
@@ -371,6 +382,28 @@ def main(argv: list[str] | None = None) -> int:
         file=sys.stderr,
     )
     write_card(out / "adapter", info, report=report)  # over train_lora's: the recipe's card
+    return 0
+
+
+def write_card_again(recipe: dict, out: Path) -> int:
+    """OUT/adapter/README.md from the run's record and every summary of the recipe's sets in OUT/eval (and in
+    OUT/eval/compare): the card of a finished run, with the test sets scored after it."""
+    info_path = out / "adapter" / "training_info.json"
+    if not info_path.is_file():
+        raise SystemExit(f"{info_path} does not exist: run the recipe first")
+    info = json.loads(info_path.read_text(encoding="utf-8"))
+    columns: dict[str, dict[str, dict]] = {}
+    for run, folder in (("recipe", out / "eval"), ("compare", out / "eval" / "compare")):
+        for name in recipe["eval"]["dev"] + recipe["eval"]["test"]:
+            summary = folder / f"{Path(name).stem}_summary.json"
+            if summary.is_file():
+                columns.setdefault(run, {})[Path(name).stem] = json.loads(summary.read_text(encoding="utf-8"))
+    if not columns:
+        raise SystemExit(f"{out / 'eval'} holds no summary of the recipe's sets")
+    report = table(columns)
+    (out / "eval" / "report.md").write_text(report + "\n", encoding="utf-8")
+    print(report)
+    write_card(out / "adapter", info, report=report)
     return 0
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from .. import ppsf
 from .backends import Backend
-from .call_checks import CallCheck, with_checks
+from .call_checks import CallCheck, CallsCheck, with_checks
 from .calls import InvalidCall, checked_calls, one_line
 from .checks import AnswerCheck, Append, Replace, applied
 from .generation import GenerationResult, Generator
@@ -170,7 +170,7 @@ class Agent:
         triage: list[Triage] | tuple[Triage, ...] = (),
         renderer: Renderer | None = None,
         router: Router | None = None,
-        call_checks: list[CallCheck] | tuple[CallCheck, ...] = (),
+        call_checks: list[CallCheck | CallsCheck] | tuple[CallCheck | CallsCheck, ...] = (),
     ) -> None:
         if not isinstance(backend, Backend):
             raise TypeError(
@@ -262,7 +262,8 @@ class Agent:
                 if parsed["tool_calls"] != written:
                     names = ", ".join(c.name for c in self.call_checks)
                     log.write("call_checks", checks=names, model_calls=written, calls=parsed["tool_calls"])
-                    self._emit({"type": "call_checks", "rule": names, "action": "set_arguments"})
+                    action = "set_arguments" if len(parsed["tool_calls"]) == len(written) else "added_calls"
+                    self._emit({"type": "call_checks", "rule": names, "action": action})
             calls = parsed.get("tool_calls") or []
             stats.steps.append(self._step_stats(step, result, len(calls)))
             assistant = self._assistant_message(parsed, step)

@@ -81,8 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--stated-facts",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help="a call's weight, age, pregnancy, breastfeeding and conditions set as the patient's words state them "
-        "(default on, as the CLI); --no-stated-facts scores the model's own arguments",
+        help="a call's medicine, weight, age, pregnancy, breastfeeding and conditions set as the patient's words "
+        "state them (default on, as the CLI); --no-stated-facts scores the model's own calls",
     )
     p.add_argument(
         "--grounded-names",

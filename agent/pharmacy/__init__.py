@@ -17,6 +17,7 @@ from .answers import render_turn
 from .dose_check import DoseCheck
 from .facts_check import StatedFacts
 from .interaction_check import InteractionCheck
+from .medicine_check import NamedMedicines
 from .prompts import SYSTEM_PROMPT, conversation_language, demo_examples, no_answer, tool_context
 from .router import tool_router
 from .tools import PHARMACY_TOOLS, is_known_name, is_medicine_name
@@ -81,9 +82,10 @@ def pharmacist_agent(
     argument. routed=True: the tool router (agent.pharmacy.router) chooses how the reply to the patient's
     message starts, the tool it calls or an answer, and the model writes the rest; False: the model chooses
     alone; None (the default): routed when the backend is the PPSF-tuned model, whose recipe trains the router.
-    stated_facts=True (the default): a call's weight, age, pregnancy, breastfeeding and conditions are set as the
-    patient's words state them (agent.pharmacy.facts_check), the model's kept in the transcript; False studies
-    the model's own arguments.
+    stated_facts=True (the default): a call's medicine is the one the patient's latest message names, with a call
+    for each medicine written beside it (agent.pharmacy.medicine_check), and its weight, age, pregnancy,
+    breastfeeding and conditions are set as the patient's words state them (agent.pharmacy.facts_check), the
+    model's calls kept in the transcript; False studies the model's own calls.
 
     `pharmacist_agent(model, tokenizer)` (load_model's pair, a model loaded by hand) runs on
     Backend.local(model, tokenizer); a Backend carries its own tokenizer, so none is given with one.
@@ -113,7 +115,7 @@ def pharmacist_agent(
         triage=default_triage() if triage is None else list(triage),
         renderer=_renderer(language) if answers == "tools" else None,
         router=tool_router() if (backend.tuned if routed is None else routed) else None,
-        call_checks=[StatedFacts()] if stated_facts else [],
+        call_checks=[NamedMedicines(), StatedFacts()] if stated_facts else [],
         constraint=constraint,
         fallback=no_answer,
         examples=examples,

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .text import fold_case
+
 # Digit groups of three after ".", "," or a space kind (" 5 000", Turkish "5.000", English "5,000"), then an
 # optional decimal part with the other mark; or plain digits with an optional decimal part.
 _NUMBER = (
@@ -175,11 +177,54 @@ def without_durations(text: str) -> str:
     return _PREGNANCY_TERM.sub(lambda m: " " * len(m.group()), text)
 
 
+# Numerals written as words ("yirmi iki kilo", "on beş aylık", "iki buçuk yaşında", "twenty-two pounds", "two and a
+# half years old"). They are a closed class of each language, so they are listed (folded: "üç" is "uc"); a number
+# up to 99, and a half after it.
+_ONES = {
+    "bir": 1, "iki": 2, "uc": 3, "dort": 4, "bes": 5, "alti": 6, "yedi": 7, "sekiz": 8, "dokuz": 9,
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+}  # fmt: skip
+_TEENS = {
+    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
+    "seventeen": 17, "eighteen": 18, "nineteen": 19,
+}  # fmt: skip
+_TENS = {
+    "on": 10, "yirmi": 20, "otuz": 30, "kirk": 40, "elli": 50, "altmis": 60, "yetmis": 70, "seksen": 80, "doksan": 90,
+    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
+}  # fmt: skip
+
+
+def _words(values: dict[str, int]) -> str:
+    return "|".join(sorted(values, key=len, reverse=True))
+
+
+_SPELLED = re.compile(
+    rf"(?<!\w)(?:(?P<tens>{_words(_TENS)})(?:[\s-]+(?P<ten_ones>{_words(_ONES)}))?|(?P<teens>{_words(_TEENS)})"
+    rf"|(?P<ones>{_words(_ONES)})|(?P<digits>\d+))(?P<half>\s+bucuk|\s+and\s+a\s+half)?(?!\w)"
+)
+
+
+def _spelled(m: re.Match) -> str:
+    if m["digits"] is not None:
+        value: float = int(m["digits"])
+    elif m["tens"] is not None:
+        value = _TENS[m["tens"]] + (_ONES[m["ten_ones"]] if m["ten_ones"] else 0)
+    else:
+        value = _TEENS[m["teens"]] if m["teens"] else _ONES[m["ones"]]
+    return f"{value + 0.5:g}" if m["half"] else f"{value:g}"
+
+
+def in_digits(text: str) -> str:
+    """text folded (agent.pharmacy.text.fold_case) with each whole number written in words, and each "and a
+    half" / "buçuk" after a number, in digits: "yirmi iki kilo" -> "22 kilo", "2 buçuk yaş" -> "2.5 yas"."""
+    return _SPELLED.sub(_spelled, fold_case(text))
+
+
 def stated_numbers(text: str) -> dict[str, list[float]]:
     """The weights in kg ("kg") and in pounds ("lb"), ages in years ("years") and in months ("months") that text
-    states with their unit; a duration ("4 ay önce", "for 2 years") is no age."""
+    states with their unit, in digits or in words (in_digits); a duration ("4 ay önce", "for 2 years") is no age."""
     out: dict[str, list[float]] = {"kg": [], "lb": [], "years": [], "months": []}
-    for m in _STATED.finditer(without_durations(text)):
+    for m in _STATED.finditer(in_digits(without_durations(text))):
         out[m.lastgroup].append(float(m.group(1).replace(",", ".")))  # type: ignore[index]
     return out
 

@@ -12,54 +12,18 @@ words to the answer. The model's text is kept in front of it and in the transcri
 from __future__ import annotations
 
 import functools
-import re
 from itertools import combinations
 
 from ..engine.checks import Append
 from .answers import SEVERITY_WORDS, duplicate_sentence, pair_sentence
 from .drugdb import load_db
+from .named import distinct, named_medicines
 from .prompts import conversation_language
-from .text import fold, turkish_stems
+from .text import fold
 from .tools import check_interactions
 
 SERIOUS = ("contraindicated", "major")
 _HEAD = {"tr": "Önemli, yazdığınız ilaçlar birlikte:", "en": "Important, the medicines you mention together:"}
-# A name is looked up over this many words joined by spaces or hyphens ("Tantum Verde", "A-ferin").
-_NAME_WORDS = 4
-_WORD = re.compile(r"\w+")
-_JOIN = re.compile(r"[ -]+")
-
-
-def named_medicines(text: str) -> list[str]:
-    """The medicine names text holds as written, exact names of the drug data (any case or accents), or such a
-    name with a Turkish ending (agent.pharmacy.text.turkish_stems; the name is given without it), the longest
-    at each place, each medicine once (the first name it is written by), in order."""
-    db = load_db()
-    words = list(_WORD.finditer(text or ""))
-    found: list[str] = []
-    targets = set()
-    i = 0
-    while i < len(words):
-        longest = None
-        for j in range(i, min(i + _NAME_WORDS, len(words))):
-            if j > i and not _JOIN.fullmatch(text[words[j - 1].end() : words[j].start()]):
-                break
-            head = text[words[i].start() : words[j].start()]
-            # as written, or with a Turkish ending off its last word ("aspirini", "tantum verdeyi")
-            for candidate in (head + words[j].group(), *(head + s for s in turkish_stems(words[j].group()))):
-                if db.is_name(candidate):
-                    longest = (j, candidate)
-                    break
-        if longest is None:
-            i += 1
-            continue
-        name = longest[1]
-        target = db.resolve(name).target
-        if target not in targets:
-            targets.add(target)
-            found.append(name)
-        i = longest[0] + 1
-    return found
 
 
 @functools.lru_cache(maxsize=256)
@@ -75,14 +39,6 @@ def serious_findings(a: str, b: str, lang: str) -> tuple[tuple[str, tuple[str, .
     for dup in result.get("duplicates", []):
         out.append((duplicate_sentence(dup), (dup["ingredient"],)))
     return tuple(out)
-
-
-def _distinct(names: list[str]) -> list[str]:
-    """names without the active ingredients of another name ("Coumadin (varfarin)" is one medicine, Coumadin)."""
-    db = load_db()
-    targets = [db.resolve(n).target for n in names]
-    contained = {i for t in targets if t is not None and t.kind == "product" for i in db.ingredient_ids(t)}
-    return [n for n, t in zip(names, targets, strict=True) if not (t and t.kind == "ingredient" and t.id in contained)]
 
 
 def _names_of(name: str) -> set[str]:
@@ -109,7 +65,7 @@ def _said(answer: str, a: str, b: str, words: tuple[str, ...]) -> bool:
 def _missing(conversation: list[dict]) -> tuple[str, list[str]]:
     """(the patient's language, the serious findings no answer of the conversation has said)."""
     said = [m["content"] for m in conversation if m.get("role") == "user" and isinstance(m.get("content"), str)]
-    names = _distinct(named_medicines("\n".join(said)))
+    names = distinct(named_medicines("\n".join(said)))
     db = load_db()
     # Where the patient's words show no language, the names' (as check_interactions chooses).
     lang = conversation_language(conversation) or ("tr" if any(db.resolve(n).lang == "tr" for n in names) else "en")

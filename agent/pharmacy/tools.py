@@ -1026,10 +1026,20 @@ def _as_written(weight: float, age_years: Any, age_months: Any, turn: Turn) -> t
             raise ToolError("not_as_written", f"weight_kg {weight:g}: the patient gives {given}; use the one meant")
         said["weight_kg"], weight = weight, weights[0]
     # One age given, in years or in months: kept if the patient states it with that unit; else the same number
-    # with the unit they wrote it in, or the only age they state (not a temperature copied as the age).
+    # with the unit they wrote it in, or the only age they state (not a temperature copied as the age). Both
+    # given ("8 aylık, 9 kilo" as 9 years and 8 months): those the patient states with their unit are kept, and
+    # where they state neither, the only age they state.
     ages = {("years", v) for v in stated["years"]} | {("months", v) for v in stated["months"]}
     given = [(unit, v) for unit, v in (("years", age_years), ("months", age_months)) if v is not None]
-    if len(given) == 1 and isinstance(given[0][1], numbers.Real) and ages:
+    if len(given) == 2 and all(isinstance(v, numbers.Real) for _, v in given) and ages:
+        kept = [(unit, v) for unit, v in given if among(v, stated[unit])]
+        if not kept and len(ages) == 1:
+            kept = list(ages)
+        if kept and len(kept) < 2:
+            said |= {f"age_{unit}": v for unit, v in given}
+            unit, value = kept[0]
+            age_years, age_months = (value, None) if unit == "years" else (None, value)
+    elif len(given) == 1 and isinstance(given[0][1], numbers.Real) and ages:
         unit, value = given[0]
         if not among(value, stated[unit]):
             other = "months" if unit == "years" else "years"

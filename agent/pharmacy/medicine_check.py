@@ -1,0 +1,118 @@
+"""The medicines in a reply's calls as the patient's latest message names them.
+
+The model chooses the tool; which medicine a call is about is what the patient wrote. A 135M model copies the
+medicine of an earlier turn after the patient has moved on ("tamam. bi de arveles ne işe yarıyo" looked up as
+the Delix asked about before), writes a name with the Turkish ending left on ("cipralexin"), and answers "Aerius
+ile losartan ne işe yarıyor?" with one lookup. So a call about one medicine (a `drug` argument) is about the
+only medicine the latest message names, when the call names another, and medicines written side by side, joined
+only by "ile", "ve", "and", "or", a comma and the like, each get the call the model wrote for one of them. An
+active ingredient written for the one product the patient named with it is that product (the dose of "parasetamol"
+for the Calpol they have is Calpol's). A message that names no medicine, or several, leaves the call to the model:
+nothing is guessed.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .drugdb import load_db
+from .named import Named, distinct, medicine_spans, named_medicines, same_medicine
+from .router import route_text
+from .text import fold
+
+# What may stand between two medicines written side by side as one list ("X ile Y", "X, Y and Z", "X ya da Y").
+# The conjunctions are a closed class of each language: Turkish (folded) and English.
+_JOINED = re.compile(r"[\s,/&+]*(?:(?:ile|ve|veya|ya da|yada|and|or|with|plus|&)[\s,]*)?", re.I)
+
+
+def _joined(text: str, a: Named, b: Named) -> bool:
+    return _JOINED.fullmatch(fold(text[a.end : b.start])) is not None
+
+
+def side_by_side(text: str) -> list[list[Named]]:
+    """The groups of two or more medicines text writes side by side (joined by a conjunction or a comma), in
+    order; each medicine once in a group."""
+    spans = medicine_spans(text)
+    groups: list[list[Named]] = []
+    for prev, span in zip([None, *spans], spans, strict=False):
+        if prev is not None and _joined(text, prev, span):
+            if not any(same_medicine(n.target, span.target) for n in groups[-1]):
+                groups[-1].append(span)
+        else:
+            groups.append([span])
+    return [g for g in groups if len(g) > 1]
+
+
+def _their_product(drug: str, conversation: list[dict]) -> str | None:
+    """The product the patient named whose active ingredient drug is, where drug is an ingredient they did not name
+    and exactly one product they named has it (a dose of "parasetamol" for the Calpol they have is Calpol's)."""
+    db = load_db()
+    target = db.resolve(drug).target
+    if target is None or target.kind != "ingredient":
+        return None
+    said = "\n".join(
+        m["content"] for m in conversation if m.get("role") == "user" and isinstance(m.get("content"), str)
+    )
+    named = [(n, db.resolve(n).target) for n in named_medicines(said)]
+    if any(t == target for _, t in named):
+        return None
+    products = [n for n, t in named if t is not None and t.kind == "product" and target.id in db.ingredient_ids(t)]
+    return products[0] if len(products) == 1 else None
+
+
+def _drugs(calls: list[dict]) -> list[str]:
+    """The `drug` argument of each call that has one."""
+    return [
+        c["arguments"]["drug"]
+        for c in calls
+        if isinstance(c.get("arguments"), dict) and isinstance(c["arguments"].get("drug"), str)
+    ]
+
+
+class NamedMedicines:
+    """CallsCheck: each call's medicine as the patient's latest message names it."""
+
+    name = "named_medicines"
+    note = (
+        "a call's medicine was set to the one the patient's words name, or a call added for each medicine written "
+        "beside it"
+    )
+
+    def calls(self, calls: list[dict], conversation: list[dict]) -> list[dict]:
+        text = route_text(conversation)
+        db = load_db()
+        names = distinct(named_medicines(text))
+        out = []
+        only = db.resolve(names[0]).target if len(names) == 1 else None
+        # a call is about the named medicine when it names it exactly (a typo the tools correct is the patient's
+        # name written wrong: "cipralexin" is written as "cipralex")
+        exact = [d for d in _drugs(calls) if db.is_name(d)]
+        asked = only is not None and any(same_medicine(db.resolve(d).target, only) for d in exact)
+        for call in calls:
+            args = call.get("arguments")
+            drug = args.get("drug") if isinstance(args, dict) else None
+            if isinstance(drug, str) and only is not None and not asked:
+                call = {**call, "arguments": {**args, "drug": names[0]}}
+            elif isinstance(drug, str) and (product := _their_product(drug, conversation)) is not None:
+                call = {**call, "arguments": {**args, "drug": product}}
+            out.append(call)
+        for group in side_by_side(text):
+            for call in list(out):
+                args = call.get("arguments")
+                drug = args.get("drug") if isinstance(args, dict) else None
+                if not isinstance(drug, str):
+                    continue
+                target = db.resolve(drug).target
+                if not any(same_medicine(target, n.target) for n in group):
+                    continue
+                for other in group:
+                    covered = any(
+                        c.get("name") == call.get("name")
+                        and isinstance(c.get("arguments"), dict)
+                        and isinstance(c["arguments"].get("drug"), str)
+                        and same_medicine(db.resolve(c["arguments"]["drug"]).target, other.target)
+                        for c in out
+                    )
+                    if not covered:
+                        out.append({**call, "arguments": {**args, "drug": other.name}})
+        return out

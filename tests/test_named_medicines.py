@@ -1,0 +1,170 @@
+"""The medicines in a reply's calls as the patient's latest message names them (agent.pharmacy.medicine_check),
+and the medicine names a text holds (agent.pharmacy.named)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from ppsf_helpers import ScriptedGenerator, call, scripted_backend
+
+from agent.engine.agent import Agent
+from agent.engine.call_checks import with_checks
+from agent.eval.scoring import calls_match, tool_defaults
+from agent.pharmacy import pharmacist_agent
+from agent.pharmacy.facts_check import StatedFacts
+from agent.pharmacy.medicine_check import NamedMedicines, side_by_side
+from agent.pharmacy.named import medicine_spans, named_medicines
+
+CHECK = NamedMedicines()
+
+
+def user(text: str) -> dict:
+    return {"role": "user", "content": text}
+
+
+def calls(*pairs: tuple[str, dict]) -> list[dict]:
+    return [{"name": name, "arguments": args} for name, args in pairs]
+
+
+EARLIER = [user("delix ne işe yarar"), {"role": "assistant", "content": "Delix (Ramipril): tansiyon ilacı."}]
+
+
+def test_the_spans_of_the_names_a_text_holds():
+    text = "Annem Coumadini TANTUM VERDE ile kullanıyor"
+    spans = medicine_spans(text)
+    assert [(text[s.start : s.end], s.name) for s in spans] == [
+        ("Coumadini", "Coumadin"),
+        ("TANTUM VERDE", "TANTUM VERDE"),
+    ]
+    assert named_medicines("aspirin, Aspirini ve coumadin") == ["aspirin", "coumadin"]
+
+
+@pytest.mark.parametrize(
+    ("text", "groups"),
+    [
+        ("Aerius ile losartan potasyum ilaçları ne işe yarıyor?", [["Aerius", "losartan potasyum"]]),
+        ("I have ESCITALOPRAM OXALATE and Domperidone. What is each for?", [["ESCITALOPRAM OXALATE", "Domperidone"]]),
+        ("parol, aspirin ya da majezik hangisi", [["parol", "aspirin", "majezik"]]),
+        # not side by side: other words between them
+        ("Zinnat neye iyi gelir ve levotiroksin sodyum ile beraber içilir mi?", []),
+        ("Coumadin kullanıyorum, dün aspirin aldım", []),
+        # one medicine twice, by its brand and its ingredient
+        ("Coumadin (varfarin) ne işe yarar", []),
+    ],
+)
+def test_medicines_written_side_by_side(text, groups):
+    assert [[n.name for n in g] for g in side_by_side(text)] == groups
+
+
+@pytest.mark.parametrize(
+    ("conversation", "model", "ran"),
+    [
+        # an earlier turn's medicine after the patient moved on to another
+        (
+            [*EARLIER, user("tamam. bi de arveles diye bişey var o ne işe yarıyo")],
+            calls(("search_drug", {"drug": "delix"})),
+            calls(("search_drug", {"drug": "arveles"})),
+        ),
+        # a name copied with its Turkish ending
+        (
+            [user("cipralexin yerine ne kullanabilirim")],
+            calls(("find_alternatives", {"drug": "cipralexin"})),
+            calls(("find_alternatives", {"drug": "cipralex"})),
+        ),
+        # two medicines side by side, one call written: the same call for the other
+        (
+            [user("Aerius ile losartan potasyum ilaçları ne işe yarıyor?")],
+            calls(("search_drug", {"drug": "Aerius"})),
+            calls(("search_drug", {"drug": "Aerius"}), ("search_drug", {"drug": "losartan potasyum"})),
+        ),
+    ],
+)
+def test_a_calls_medicine_is_the_one_the_latest_message_names(conversation, model, ran):
+    assert CHECK.calls(model, conversation) == ran
+
+
+@pytest.mark.parametrize(
+    ("conversation", "model"),
+    [
+        # the medicine named, by its brand or its active ingredient
+        ([user("Parol ne işe yarar?")], calls(("search_drug", {"drug": "parasetamol"}))),
+        # no medicine named in the latest message: a follow-up about the earlier one
+        (
+            [*EARLIER, user("peki hamileyken bunu kullanabilir miyim")],
+            calls(("check_contraindications", {"drug": "delix"})),
+        ),
+        # two named and not side by side: the model's choice stands
+        (
+            [user("Zinnat neye iyi gelir ve levotiroksin sodyum ile beraber içilir mi?")],
+            calls(("search_drug", {"drug": "levotiroksin sodyum"})),
+        ),
+        # a call already about the named medicine: the others are left alone
+        (
+            [*EARLIER, user("arveles ne işe yarıyo")],
+            calls(("search_drug", {"drug": "arveles"}), ("search_drug", {"drug": "delix"})),
+        ),
+        # a list of medicines and arguments that are not an object are not this check's
+        (
+            [user("aspirin ile parol birlikte alınır mı")],
+            calls(("check_interactions", {"drugs": ["aspirin", "parol"]})),
+        ),
+        ([user("arveles?")], [{"name": "search_drug", "arguments": "[1]"}]),
+    ],
+)
+def test_what_the_check_leaves_to_the_model(conversation, model):
+    assert CHECK.calls(model, conversation) == model
+
+
+def test_a_calls_check_that_drops_a_call_is_refused():
+    class Drops:
+        name, note = "drops", ""
+
+        def calls(self, calls, conversation):
+            return []
+
+    with pytest.raises(TypeError, match="drops.calls must return a list of at least the 1 calls"):
+        with_checks([Drops()], calls(("x", {})), [])
+
+
+def test_an_added_call_runs_and_the_event_says_so(tmp_path):
+    texts = [call("search_drug", drug="Aerius"), "@PHARMACIST\nTamam."]
+    events: list[dict] = []
+    pharmacist = pharmacist_agent(
+        scripted_backend(ScriptedGenerator(texts)), routed=False, answers="model", on_event=events.append
+    )
+    assert isinstance(pharmacist, Agent)
+    result = pharmacist.run("Aerius ile losartan potasyum ilaçları ne işe yarıyor?")
+    tools = [json.loads(m["content"]) for m in result.messages if m["role"] == "tool"]
+    assert [t.get("query") or t.get("name") for t in tools] and len(tools) == 2
+    assert {"type": "call_checks", "rule": "named_medicines, stated_facts", "action": "added_calls"} in events
+    # --no-stated-facts: the model's own calls
+    own = pharmacist_agent(
+        scripted_backend(ScriptedGenerator(texts)), routed=False, answers="model", stated_facts=False
+    )
+    assert (
+        len(
+            [
+                m
+                for m in own.run("Aerius ile losartan potasyum ilaçları ne işe yarıyor?").messages
+                if m["role"] == "tool"
+            ]
+        )
+        == 1
+    )
+
+
+@pytest.mark.parametrize("name", ["templated_dev", "freetext_dev", "multiturn_dev"])
+def test_the_checks_change_no_expected_call_of_the_dev_sets(name):
+    """Every right call goes through the call checks as it is: they only correct (scored as agent.eval does)."""
+    defaults = tool_defaults()
+    path = Path(__file__).resolve().parent.parent / "eval" / f"{name}.jsonl"
+    cases = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    changed = []
+    for case in cases:
+        conversation = case.get("messages") or [user(case["query"])]
+        ran = with_checks([NamedMedicines(), StatedFacts()], case["expected"], conversation)
+        if not calls_match(case["expected"], ran, defaults):
+            changed.append(case["id"])
+    assert cases and changed == []
