@@ -226,7 +226,8 @@ def test_a_question_longer_than_the_context_is_refused_before_generating():
 def test_tool_results_that_fill_the_context_end_the_run_with_an_answer():
     big = "@TOOL_CALL\n" + json.dumps({"name": "lookup", "arguments": {"drug": "P" * 3000}})
     agent = agent_for([big, big, big], context_length=3000, max_new_tokens=64)
-    result = agent.run("Parol?")
+    # a question that names no medicine: the call's name stands as the model wrote it (agent.pharmacy.medicine_check)
+    result = agent.run("Bu ilaç ne?")
     assert result.message["content"].startswith("Üzgünüm") or result.message["content"].startswith("Sorry")
     assert len(agent.generator.prompts) == 1
 
