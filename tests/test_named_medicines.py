@@ -73,6 +73,12 @@ def test_medicines_written_side_by_side(text, groups):
             calls(("find_alternatives", {"drug": "cipralexin"})),
             calls(("find_alternatives", {"drug": "cipralex"})),
         ),
+        # an active ingredient written for the one product the patient named with it: that product
+        (
+            [user("kızım 3,5 yaşında 15 kilo, Calpol ne kadar vereyim")],
+            calls(("calculate_dose", {"drug": "parasetamol", "weight_kg": 15})),
+            calls(("calculate_dose", {"drug": "Calpol", "weight_kg": 15})),
+        ),
         # two medicines side by side, one call written: the same call for the other
         (
             [user("Aerius ile losartan potasyum ilaçları ne işe yarıyor?")],
@@ -88,8 +94,9 @@ def test_a_calls_medicine_is_the_one_the_latest_message_names(conversation, mode
 @pytest.mark.parametrize(
     ("conversation", "model"),
     [
-        # the medicine named, by its brand or its active ingredient
-        ([user("Parol ne işe yarar?")], calls(("search_drug", {"drug": "parasetamol"}))),
+        # the medicine named, by its brand, or its active ingredient where the patient named that ingredient
+        ([user("Parol ne işe yarar?")], calls(("search_drug", {"drug": "Parol"}))),
+        ([user("parasetamol ve Parol aynı mı?")], calls(("search_drug", {"drug": "parasetamol"}))),
         # no medicine named in the latest message: a follow-up about the earlier one
         (
             [*EARLIER, user("peki hamileyken bunu kullanabilir miyim")],

@@ -231,7 +231,8 @@ def test_agent_runs_a_question_through_transformers_serve(default_server, tokeni
     assert {"text", "tool_call"} & set(kinds)
     # The transcript has the local engine's format: one JSON object per line, run id, type, message/stats.
     lines = [json.loads(line) for line in transcript.read_text(encoding="utf-8").splitlines()]
-    assert {line["type"] for line in lines} <= {"examples", "message", "step", "stats"}
+    # (call_checks: a call the agent's checks set, e.g. the medicine the patient names, beside the model's own)
+    assert {line["type"] for line in lines} <= {"examples", "message", "step", "stats", "call_checks"}
     assert lines[-1]["type"] == "stats" and len({line["run"] for line in lines}) == 1
     assert [line["message"] for line in lines if line["type"] == "message"] == result.messages
 
