@@ -19,10 +19,11 @@ from .drugdb import load_db
 from .named import Named, distinct, medicine_spans, named_medicines, same_medicine
 from .router import route_text
 from .text import fold
+from .turn import patient_words
 
 # What may stand between two medicines written side by side as one list ("X ile Y", "X, Y and Z", "X ya da Y").
 # The conjunctions are a closed class of each language: Turkish (folded) and English.
-_JOINED = re.compile(r"[\s,/&+]*(?:(?:ile|ve|veya|ya da|yada|and|or|with|plus|&)[\s,]*)?", re.I)
+_JOINED = re.compile(r"[\s,/&+]*(?:(?:ile|ve|veya|ya da|yada|and|or|with|plus)[\s,]*)?")
 
 
 def _joined(text: str, a: Named, b: Named) -> bool:
@@ -50,23 +51,18 @@ def _their_product(drug: str, conversation: list[dict]) -> str | None:
     target = db.resolve(drug).target
     if target is None or target.kind != "ingredient":
         return None
-    said = "\n".join(
-        m["content"] for m in conversation if m.get("role") == "user" and isinstance(m.get("content"), str)
-    )
-    named = [(n, db.resolve(n).target) for n in named_medicines(said)]
+    named = [(n, db.resolve(n).target) for n in named_medicines(patient_words(conversation) or "")]
     if any(t == target for _, t in named):
         return None
     products = [n for n, t in named if t is not None and t.kind == "product" and target.id in db.ingredient_ids(t)]
     return products[0] if len(products) == 1 else None
 
 
-def _drugs(calls: list[dict]) -> list[str]:
-    """The `drug` argument of each call that has one."""
-    return [
-        c["arguments"]["drug"]
-        for c in calls
-        if isinstance(c.get("arguments"), dict) and isinstance(c["arguments"].get("drug"), str)
-    ]
+def _drug(call: dict) -> str | None:
+    """The call's `drug` argument (one medicine), or None where it has none."""
+    args = call.get("arguments")
+    drug = args.get("drug") if isinstance(args, dict) else None
+    return drug if isinstance(drug, str) else None
 
 
 class NamedMedicines:
@@ -86,33 +82,27 @@ class NamedMedicines:
         only = db.resolve(names[0]).target if len(names) == 1 else None
         # a call is about the named medicine when it names it exactly (a typo the tools correct is the patient's
         # name written wrong: "cipralexin" is written as "cipralex")
-        exact = [d for d in _drugs(calls) if db.is_name(d)]
+        exact = [d for c in calls if (d := _drug(c)) is not None and db.is_name(d)]
         asked = only is not None and any(same_medicine(db.resolve(d).target, only) for d in exact)
         for call in calls:
-            args = call.get("arguments")
-            drug = args.get("drug") if isinstance(args, dict) else None
-            if isinstance(drug, str) and only is not None and not asked:
-                call = {**call, "arguments": {**args, "drug": names[0]}}
-            elif isinstance(drug, str) and (product := _their_product(drug, conversation)) is not None:
-                call = {**call, "arguments": {**args, "drug": product}}
+            drug = _drug(call)
+            if drug is not None and only is not None and not asked:
+                call = {**call, "arguments": {**call["arguments"], "drug": names[0]}}
+            elif drug is not None and (product := _their_product(drug, conversation)) is not None:
+                call = {**call, "arguments": {**call["arguments"], "drug": product}}
             out.append(call)
         for group in side_by_side(text):
             for call in list(out):
-                args = call.get("arguments")
-                drug = args.get("drug") if isinstance(args, dict) else None
-                if not isinstance(drug, str):
-                    continue
-                target = db.resolve(drug).target
-                if not any(same_medicine(target, n.target) for n in group):
+                drug = _drug(call)
+                if drug is None or not any(same_medicine(db.resolve(drug).target, n.target) for n in group):
                     continue
                 for other in group:
                     covered = any(
                         c.get("name") == call.get("name")
-                        and isinstance(c.get("arguments"), dict)
-                        and isinstance(c["arguments"].get("drug"), str)
-                        and same_medicine(db.resolve(c["arguments"]["drug"]).target, other.target)
+                        and (d := _drug(c)) is not None
+                        and same_medicine(db.resolve(d).target, other.target)
                         for c in out
                     )
                     if not covered:
-                        out.append({**call, "arguments": {**args, "drug": other.name}})
+                        out.append({**call, "arguments": {**call["arguments"], "drug": other.name}})
         return out
