@@ -92,7 +92,7 @@ def model_card(base_name: str) -> str:
     """The merged model's card: the adapter card's body under the metadata of a full model."""
     from huggingface_hub import ModelCard, ModelCardData
 
-    from .engine.models import default_adapter_dir
+    from .engine.models import default_adapter_dir, recorded_tools_shown
 
     body = ModelCard(plain_bytes(default_adapter_dir() / "README.md").decode("utf-8")).text.lstrip()
     body = body.replace("# PPSF LoRA adapter for", "# PPSF agent model (merged LoRA) based on", 1)
@@ -114,6 +114,13 @@ def model_card(base_name: str) -> str:
         "weights for llama.cpp, the PPSF template in `tokenizer.chat_template`; `tools.json` the tool schemas it was "
         "trained on (send those as the request's tools).\n\n"
     )
+    if recorded_tools_shown(default_adapter_dir()) == "routed":
+        note += (
+            "It was trained shown only the tool a router picks (`tools_shown.txt`: routed; this repo's "
+            "`agent.pharmacy.router`), with the reply started by the router's choice: it has never chosen among all "
+            "the tools. Run it through the agent (`--backend openai` for a server), or give a plain pipeline the "
+            "agent's prompt, `pharmacist_agent(...).prompt(messages)`, which ends with that start.\n\n"
+        )
     return front + note + body
 
 

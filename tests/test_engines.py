@@ -87,25 +87,28 @@ def test_export_writes_a_model_folder_with_the_repo_tokenizer_and_stops(exported
 
 def test_the_exported_folder_runs_in_a_plain_transformers_pipeline(exported, tuned):
     """pipeline("text-generation", model=folder), greedy by the folder's own generation config, with the card's
-    stop strings: the same first call as the agent, and the turn ends before the prompt's next block."""
+    stop strings, given the agent's prompt (agent.prompt: the routed tools block and start): the same first call as
+    the agent, and the turn ends before the prompt's next block."""
     from transformers import pipeline
 
     from agent.pharmacy import pharmacist_agent
 
     agent = pharmacist_agent(*tuned)
-    prompt = agent.render(
-        [{"role": "system", "content": agent.config.system_prompt}, {"role": "user", "content": "Parol ne işe yarar?"}]
-    )
+    prompt = agent.prompt("Parol ne işe yarar?")
+    # The conversation, then the route's start of the reply (a routed model's) or nothing.
+    head = prompt if prompt.endswith("\n\n") else prompt[: prompt.rindex("\n\n@") + 2]
+    assert prompt[len(head) :] in ("", '@TOOL_CALL\n{\n  "name": "search_drug",\n  "arguments":')
     generate = pipeline("text-generation", model=str(exported["folder"]), device="cpu")
     stops = {"stop_strings": list(STOP_STRINGS), "tokenizer": generate.tokenizer}
     text = generate(prompt, max_new_tokens=80, return_full_text=False, **stops)[0]["generated_text"]
     # The stop string ends the turn (transformers keeps it in the text). A prompt that ends in a blank line is
     # tokenized with "\n\n" as one token, which the model never saw before "@": it writes one more newline.
     assert text.endswith("\n@TOOL_RESPONSE")
-    turn = text.removesuffix("@TOOL_RESPONSE").strip()
+    turn = (prompt[len(head) :] + text).removesuffix("@TOOL_RESPONSE").strip()
     assert turn == '@TOOL_CALL\n{\n  "name": "search_drug",\n  "arguments": {"drug": "Parol"}\n}'
-    parsed = generate.tokenizer.parse_response(turn, prefix=prompt, tools=agent.toolbox.schemas)
+    parsed = generate.tokenizer.parse_response(turn, prefix=head, tools=agent.toolbox.schemas)
     assert parsed["tool_calls"][0]["function"] == {"name": "search_drug", "arguments": {"drug": "Parol"}}
+    assert agent.next_message("Parol ne işe yarar?")["tool_calls"] == [parsed["tool_calls"][0]["function"]]
 
 
 def test_the_ggufs_carry_the_ppsf_template_and_the_smollm_tokenizer(exported):

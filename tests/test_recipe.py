@@ -113,7 +113,7 @@ def test_turkish_genitive(word, genitive):
         ("data.mix.usage=-1", "usage: a weight is a finite number >= 0"),
         ("nothing", "expected an existing key"),
         ("data.tools=short", "tools: 'short'; expected full, compact or routed"),
-        ("data.written=-1", "written: how many times each patient-written call is seen"),
+        ("data.written_examples=-1", "written_examples: how many patient-written calls are examples"),
         ("router.conversations=0", "[router] conversations: a number of composed conversations >= 1"),
         ("data.context=1.5", "context: a probability is between 0 and 1"),
         ("data.examples=-3", "examples: a number of decision examples >= 0"),
@@ -168,7 +168,11 @@ def test_a_continued_run_keeps_the_precision_it_started_with(tmp_path, monkeypat
 
 def tiny_recipe(tmp_path: Path) -> Path:
     values = recipe.load_recipe(RECIPE)
-    values["data"] |= {"conversations": 2, "examples": 2, "written": 0}  # two decision examples: two steps of one
+    values["data"] |= {
+        "conversations": 2,
+        "examples": 2,
+        "written_examples": 0,
+    }  # two decision examples: two steps of one
     values["data"]["mix"] = dict.fromkeys(values["data"]["mix"], 0) | {"greeting": 1, "usage": 1, "dose_story": 1}
     values["train"] |= {"max_length": 1400, "warmup_steps": 0, "layers": 1}  # the tiny model's top layer
     values["cpu"] |= {"grad_accum": 1, "save_steps": 1}

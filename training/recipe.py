@@ -34,7 +34,17 @@ from decisions import decision_rows
 
 ROOT = gd.ROOT
 SECTIONS: dict[str, set[str]] = {
-    "data": {"conversations", "seed", "mix", "surface", "examples", "context", "after_results", "tools", "written"},
+    "data": {
+        "conversations",
+        "seed",
+        "mix",
+        "surface",
+        "examples",
+        "context",
+        "after_results",
+        "tools",
+        "written_examples",
+    },
     "train": {
         "epochs",
         "batch_size",
@@ -125,10 +135,11 @@ def _check(recipe: dict) -> None:
         raise RecipeError(f"[data] tools: {data['tools']!r}; expected full, compact or routed")
     if not isinstance(recipe["router"]["conversations"], int) or recipe["router"]["conversations"] < 1:
         raise RecipeError("[router] conversations: a number of composed conversations >= 1")
-    if isinstance(data["written"], bool) or not isinstance(data["written"], int) or data["written"] < 0:
-        raise RecipeError("[data] written: how many times each patient-written call is seen, an integer >= 0")
-    if data["written"] and not data["examples"]:
-        raise RecipeError("[data] written: the patient-written calls are decision examples; set examples > 0")
+    written = data["written_examples"]
+    if isinstance(written, bool) or not isinstance(written, int) or written < 0:
+        raise RecipeError("[data] written_examples: how many patient-written calls are examples, an integer >= 0")
+    if written and not data["examples"]:
+        raise RecipeError("[data] written_examples: the patient-written calls are decision examples; set examples > 0")
     if bad := [k for k in ("context", "after_results") if not 0 <= data[k] <= 1]:
         raise RecipeError(f"[data] {', '.join(bad)}: a probability is between 0 and 1")
     if isinstance(data["examples"], bool) or not isinstance(data["examples"], int) or data["examples"] < 0:
@@ -162,7 +173,9 @@ def write_data(recipe: dict, out: Path, command: str) -> Path:
                 f"examples: {data['examples']}; compose more conversations"
             )
         rows = rng.sample(rows, data["examples"])  # drawn from all of them: varied over many conversations
-        written = written_rows(rows[0]["messages"][:1], gd.tools_block(compact=True), routed) * data["written"]
+        written = written_rows(rows[0]["messages"][:1], gd.tools_block(compact=True), routed)
+        if data["written_examples"] < len(written):  # drawn from every pool: more pools make them more varied
+            written = rng.sample(written, data["written_examples"])
         rows = rng.sample(rows + written, len(rows) + len(written))
     if routed:  # what the adapter records (train_lora: tools.json, tools_shown.txt)
         rows = [r | {"shown": "routed"} for r in rows]

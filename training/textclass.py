@@ -67,7 +67,8 @@ def train_heads(
     featurize (the one inference reads them with); mini-batches rank better on dev than one full-batch step per
     epoch, in a twentieth of the time."""
     torch.manual_seed(seed)
-    feats = [torch.tensor(text_features(t, featurize)) for t in texts]
+    # dtype: a text with no features (an emoji alone) would make an empty float tensor, which torch.cat promotes.
+    feats = [torch.tensor(text_features(t, featurize), dtype=torch.long) for t in texts]
     params, layers = [], {}
     for name, head in heads.items():
         if len(head.labels) != len(texts):

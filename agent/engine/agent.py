@@ -229,8 +229,7 @@ class Agent:
             raise InputTooLong(self._too_long(prompt))
         if (triaged := self._triage(conversation, log)) is not None:
             return triaged
-        route = self._route(conversation)
-        self._shown = self._tools_for(route)
+        route = self._route_run(conversation)
         messages, head, prompt = self._first_prompt(question_or_messages)
         shown = len(self.examples)
         if self.examples:
@@ -247,7 +246,7 @@ class Agent:
                 if not self._fits(prompt):
                     break  # the tool results filled the context: answer from what is known
             rendered = self.renderer(_without(messages, head, shown)) if self.renderer else None
-            start = reply_start(self.render, route.tool) if step == 1 and route is not None else ""
+            start = self._reply_start(route) if step == 1 else ""
             result, parsed = self._generate(
                 prompt, _without(messages, head, shown), answer_written=rendered is not None, start=start
             )
@@ -336,11 +335,36 @@ class Agent:
         return None
 
     def next_message(self, question_or_messages: str | list[dict]) -> dict:
-        """The model's next assistant message for a conversation, one generation step, no tool run: its calls
-        as {"name", "arguments"} dicts (checked), or {"invalid", "error"} when they cannot run."""
-        self._shown = None
+        """The agent's next assistant message for a conversation, one generation step as run's first, no tool run
+        and no triage: routed as run routes it, its calls as {"name", "arguments"} dicts (checked, with the
+        route's arguments and the call checks applied), or {"invalid", "error"} when they cannot run."""
+        route = self._route_run(self._start(question_or_messages))
         messages, head, prompt = self._first_prompt(question_or_messages)
-        return self._generate(prompt, _without(messages, head, len(self.examples)))[1]
+        shown = _without(messages, head, len(self.examples))
+        parsed = self._generate(prompt, shown, start=self._reply_start(route))[1]
+        if route is not None and parsed.get("tool_calls"):
+            parsed["tool_calls"] = route.apply(parsed["tool_calls"])
+        if self.call_checks and parsed.get("tool_calls"):
+            parsed["tool_calls"] = with_checks(self.call_checks, parsed["tool_calls"], shown)
+        return parsed
+
+    def prompt(self, question_or_messages: str | list[dict]) -> str:
+        """The text the model continues for its next reply, as run's first step gives it: the agent-mode prompt
+        (the routed tools block, for a model trained on one) and the route's start (a call's block up to its
+        arguments, or the answer's marker). A plain `pipeline("text-generation")` given it writes what the agent's
+        model writes; the reply is the start and what follows it."""
+        route = self._route_run(self._start(question_or_messages))
+        return self._first_prompt(question_or_messages)[2] + self._reply_start(route)
+
+    def _route_run(self, conversation: list[dict]) -> Route | None:
+        """The router's choice for the reply to the conversation, and this run's first tools block set by it."""
+        self._shown = None
+        route = self._route(conversation)
+        self._shown = self._tools_for(route)
+        return route
+
+    def _reply_start(self, route: Route | None) -> str:
+        return reply_start(self.render, route.tool) if route is not None else ""
 
     def _first_prompt(self, question_or_messages: str | list[dict]) -> tuple[list[dict], int, str]:
         """(messages with the demonstrations after the system prompt, where they start, the first prompt); the

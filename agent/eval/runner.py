@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
             "max_steps": args.max_steps,
             "max_new_tokens": args.max_new_tokens,
             "answers": args.answers,
-            "router": backend.tuned if args.router is None else args.router,
+            "router": agent.router is not None,
             "seconds": round(time.time() - started, 1),
         }
     summary = {**score(cases, predictions), **info}

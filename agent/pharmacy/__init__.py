@@ -81,7 +81,8 @@ def pharmacist_agent(
     backend's, else those of the repo's adapter (default_tool_schemas), as the tools they name take every older
     argument. routed=True: the tool router (agent.pharmacy.router) chooses how the reply to the patient's
     message starts, the tool it calls or an answer, and the model writes the rest; False: the model chooses
-    alone; None (the default): routed when the backend is the PPSF-tuned model, whose recipe trains the router.
+    alone; None (the default): routed when the backend is the PPSF-tuned model, whose recipe trains the router, or
+    a model trained on routed tools blocks (a server's model is taken for the repo adapter's, as its schemas are).
     stated_facts=True (the default): a call's medicine is the one the patient's latest message names, with a call
     for each medicine written beside it (agent.pharmacy.medicine_check), and its weight, age, pregnancy,
     breastfeeding and conditions are set as the patient's words state them (agent.pharmacy.facts_check), the
@@ -100,10 +101,14 @@ def pharmacist_agent(
     if config.system_prompt is None:
         config = replace(config, system_prompt=SYSTEM_PROMPT)
     schemas = tool_schemas if tool_schemas is not None else backend.tool_schemas
-    if schemas is None:
-        schemas = default_tool_schemas()
+    shown = backend.tools_shown
+    if schemas is None:  # nothing records what the model was trained on (a server's model): the repo adapter's
+        schemas, shown = default_tool_schemas(), default_tools_shown()
     if schemas is not backend.tool_schemas:  # a copy that shows them: the caller's backend stays as it was made
-        backend = replace(backend, tool_schemas=schemas)
+        backend = replace(backend, tool_schemas=schemas, tools_shown=shown)
+    # A model trained on routed tools blocks has never chosen among all the tools: it runs routed.
+    if routed is None:
+        routed = backend.tuned or backend.tools_shown == "routed"
     # names_only needs the reference's substances too: a medicine the data lacks is still a name to copy.
     known = is_medicine_name if names_only else is_known_name if whole_names else None
     constraint = GroundedArguments(DRUG_ARGUMENTS, known, names_only=names_only) if grounded_names else None
@@ -114,7 +119,7 @@ def pharmacist_agent(
         checks=default_checks(tools) if checks is None else list(checks),
         triage=default_triage() if triage is None else list(triage),
         renderer=_renderer(language) if answers == "tools" else None,
-        router=tool_router() if (backend.tuned if routed is None else routed) else None,
+        router=tool_router() if routed else None,
         call_checks=[NamedMedicines(), StatedFacts()] if stated_facts else [],
         constraint=constraint,
         fallback=no_answer,
@@ -161,6 +166,13 @@ def default_tool_schemas() -> dict[str, dict] | None:
     return recorded_tools(default_adapter_dir())
 
 
+def default_tools_shown() -> str:
+    """The tools block the repo's adapter was trained on: "routed" or "all" (agent.engine.models.SHOWN_FILE)."""
+    from ..engine.models import default_adapter_dir, recorded_tools_shown
+
+    return recorded_tools_shown(default_adapter_dir())
+
+
 __all__ = [
     "ANSWERS",
     "DRUG_ARGUMENTS",
@@ -168,6 +180,7 @@ __all__ = [
     "SYSTEM_PROMPT",
     "default_checks",
     "default_tool_schemas",
+    "default_tools_shown",
     "default_triage",
     "demo_examples",
     "pharmacist_agent",
