@@ -447,7 +447,14 @@ SPACE_PACKAGE = (
     "agent/pharmacy/data/*.safetensors",
     "agent/ppsf/template.jinja",
 )
-SPACE_ADAPTER = ("adapter_config.json", "adapter_model.safetensors", "training_info.json", "tools.json")
+# tools_shown.txt: how the adapter was shown the tools (routed: the agent shows it the routed tool alone)
+SPACE_ADAPTER = (
+    "adapter_config.json",
+    "adapter_model.safetensors",
+    "training_info.json",
+    "tools.json",
+    "tools_shown.txt",
+)
 
 
 def space_requirements(repo_dir: str | Path) -> bytes:

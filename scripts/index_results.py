@@ -33,8 +33,12 @@ TEMPLATED = "eval/cases.jsonl"
 FREETEXT_DEV = "eval/freetext_dev.jsonl"
 FREETEXT_TEST = "eval/freetext_test.jsonl"
 EVAL = "python -m agent.eval"
-# The default adapter interpolates stages 9 and 10; its record (adapter/training_info.json) is stage 10's.
+# The ten-stage adapter (the default until the recipe's, issue 39) interpolates stages 9 and 10; its record, kept
+# in TEN_STAGES_INFO (it was adapter/training_info.json), is stage 10's.
 DEFAULT_STAGE = 10
+TEN_STAGES_INFO = RESULTS / "ten_stages" / "training_info.json"
+# The default adapter's runs: the recipe's eval phase on the dev sets, the frozen test sets once (RECIPE_DEFAULT/)
+RECIPE_DEFAULT = "recipe_default"
 
 
 @dataclass(frozen=True)
@@ -48,7 +52,8 @@ class Run:
     command: str | None = None
     training_info: str | None = None  # a training_info.json beside the run, whose data_sha256 it trained on
     formerly: str | None = None  # the stem it had before it was named for what it is
-    stage: int | None = None  # a stage of the default adapter: the data_sha256 adapter/training_info.json gives it
+    stage: int | None = None  # a stage of the ten-stage adapter: the data_sha256 TEN_STAGES_INFO gives it
+    adapter_record: bool = False  # the default adapter's run: adapter/training_info.json names its data
 
 
 def _recorded_command(info: str) -> str:
@@ -62,11 +67,45 @@ def _stage(n: int, extra: str = "") -> str:
 
 RUNS: tuple[Run, ...] = (
     # ---- kept in the tree: what README.md and the docs cite as current
+    *(  # the default adapter: the recipe's eval phase (dev), the frozen test sets once, and the model alone on them
+        Run(
+            f"{RECIPE_DEFAULT}/{folder}{stem}",
+            f"{RECIPE_DEFAULT}/{folder}{stem}",
+            f"eval/{stem}.jsonl",
+            f"the default adapter (python training/recipe.py training/recipes/default.yaml, one command on a session's "
+            f"CPU){what}; {'the frozen test set, reported only' if stem.endswith('_test') else 'a dev set'}",
+            f"{EVAL} eval/{stem}.jsonl --max-steps 4 --threads 1{flag} "
+            f"--predictions eval/results/{RECIPE_DEFAULT}/{folder}{stem}_predictions.jsonl "
+            f"--summary eval/results/{RECIPE_DEFAULT}/{folder}{stem}_summary.json",
+            adapter_record=True,
+        )
+        for folder, what, flag, stems in (
+            (
+                "",
+                ", through the agent as it ships (the router, the call checks)",
+                "",
+                ("templated_dev", "freetext_dev", "multiturn_dev", "templated_test", "freetext_test", "multiturn_test"),
+            ),
+            (
+                "own/",
+                ", the learned parts' own calls (the router and the model, no call checks)",
+                " --no-stated-facts",
+                ("templated_test", "freetext_test", "multiturn_test"),
+            ),
+            (
+                "alone/",
+                ", the language model alone (no router: shown every tool, which it was never trained to choose among)",
+                " --no-router --no-stated-facts",
+                ("templated_test", "freetext_test", "multiturn_test"),
+            ),
+        )
+        for stem in stems
+    ),
     Run(
         "templated/default",
         "default",
         TEMPLATED,
-        "the current default adapter (stages 9 and 10 interpolated, WiSE-FT 0.7), grounded whole names",
+        "the ten-stage adapter (stages 9 and 10 interpolated, WiSE-FT 0.7; then the default), grounded whole names",
         f"{EVAL} {TEMPLATED} --predictions eval/results/default_predictions.jsonl",
         formerly="adapter",
         stage=DEFAULT_STAGE,
@@ -82,7 +121,7 @@ RUNS: tuple[Run, ...] = (
         "freetext/default_dev",
         "freetext/default_dev",
         FREETEXT_DEV,
-        "the current default adapter and agent: answers written from the tools' results (answers='tools'), "
+        "the then-default ten-stage adapter and agent: answers written from the tools' results (answers='tools'), "
         "emergency triage before generation, the answer checks; free-text dev set",
         f"{EVAL} {FREETEXT_DEV} --predictions eval/results/freetext/default_dev_predictions.jsonl",
         stage=DEFAULT_STAGE,
@@ -91,8 +130,8 @@ RUNS: tuple[Run, ...] = (
         "multiturn/default_dev",
         "multiturn/default_dev",
         "eval/multiturn_dev.jsonl",
-        "the current default adapter and agent (answers='tools', triage, the answer checks) on the multi-turn dev "
-        "set: the last patient message of each conversation scored",
+        "the then-default ten-stage adapter and agent (answers='tools', triage, the answer checks) on the "
+        "multi-turn dev set: the last patient message of each conversation scored",
         f"{EVAL} eval/multiturn_dev.jsonl --predictions eval/results/multiturn/default_dev_predictions.jsonl "
         "--summary eval/results/multiturn/default_dev_summary.json",
         stage=DEFAULT_STAGE,
@@ -101,7 +140,7 @@ RUNS: tuple[Run, ...] = (
         "freetext/default_test",
         "freetext/default_test",
         FREETEXT_TEST,
-        "the current default adapter and agent (answers='tools', triage) on the frozen free-text test set, "
+        "the then-default ten-stage adapter and agent (answers='tools', triage) on the frozen free-text test set, "
         "reported only",
         f"{EVAL} {FREETEXT_TEST} --predictions eval/results/freetext/default_test_predictions.jsonl",
         stage=DEFAULT_STAGE,
@@ -110,7 +149,7 @@ RUNS: tuple[Run, ...] = (
         "routed/freetext_dev",
         "routed/freetext_dev",
         "eval/freetext_dev.jsonl",
-        "the default adapter and agent with the tool router choosing how the first reply starts and "
+        "the ten-stage adapter and agent with the tool router choosing how the first reply starts and "
         "get_drug_info's section (agent.pharmacy.router, trained by training/router.py); free-text dev set",
         f"{EVAL} eval/freetext_dev.jsonl --predictions eval/results/routed/freetext_dev_predictions.jsonl "
         "--summary eval/results/routed/freetext_dev_summary.json",
@@ -157,7 +196,7 @@ RUNS: tuple[Run, ...] = (
             f"stated_facts/{stem}",
             f"stated_facts/{stem}",
             f"eval/{stem}.jsonl",
-            "the default adapter and routed agent with the patient's facts of a call (weight, age, pregnancy, "
+            "the ten-stage adapter and routed agent with the patient's facts of a call (weight, age, pregnancy, "
             f"breastfeeding, conditions) set as their words state them (agent.pharmacy.facts_check); {label}",
             f"{EVAL} eval/{stem}.jsonl --threads 1 --predictions eval/results/stated_facts/{stem}_predictions.jsonl "
             f"--summary eval/results/stated_facts/{stem}_summary.json",
@@ -176,7 +215,7 @@ RUNS: tuple[Run, ...] = (
         "multiturn/default_test",
         "multiturn/default_test",
         "eval/multiturn_test.jsonl",
-        "the default adapter and agent without the router (the model chooses alone) on the frozen multi-turn "
+        "the ten-stage adapter and agent without the router (the model chooses alone) on the frozen multi-turn "
         "test set, reported only",
         f"{EVAL} eval/multiturn_test.jsonl --no-router "
         "--predictions eval/results/multiturn/default_test_predictions.jsonl "
@@ -187,7 +226,7 @@ RUNS: tuple[Run, ...] = (
         "freetext/model_answers_dev",
         "freetext/model_answers_dev",
         FREETEXT_DEV,
-        "the default adapter with the agent of commit 8187aa6: the model writes every answer, answer checks and the "
+        "the ten-stage adapter with the agent of commit 8187aa6: the model writes every answer, answer checks and the "
         "crisis word lists (the baseline of the phrasebook); free-text dev set",
         f"{EVAL} {FREETEXT_DEV} --predictions eval/results/freetext/default_dev_predictions.jsonl (at 8187aa6)",
         formerly="freetext/dev_patient_words",
@@ -197,7 +236,7 @@ RUNS: tuple[Run, ...] = (
         "freetext/model_answers_test",
         "freetext/model_answers_test",
         FREETEXT_TEST,
-        "the default adapter with the agent of commit 8187aa6 (the model writes every answer) on the frozen "
+        "the ten-stage adapter with the agent of commit 8187aa6 (the model writes every answer) on the frozen "
         "free-text test set, reported only",
         f"{EVAL} {FREETEXT_TEST} --predictions eval/results/freetext/default_test_predictions.jsonl (at 8187aa6)",
         formerly="freetext/test_patient_words",
@@ -207,7 +246,7 @@ RUNS: tuple[Run, ...] = (
         "templated_test/default",
         "templated_test/default",
         "eval/templated_test.jsonl",
-        "the current default adapter and agent (answers='tools', triage) on the frozen templated test split, "
+        "the then-default ten-stage adapter and agent (answers='tools', triage) on the frozen templated test split, "
         "reported only",
         f"{EVAL} eval/templated_test.jsonl --predictions eval/results/templated_test/default_predictions.jsonl",
         stage=DEFAULT_STAGE,
@@ -514,8 +553,8 @@ def _paths(run: Run) -> dict[str, str]:
 
 
 def _stage_infos() -> list[dict]:
-    """The default adapter's training runs, first to last (each names the run it continued), as training/card.py."""
-    stages = [json.loads((ROOT / "adapter" / "training_info.json").read_text(encoding="utf-8"))]
+    """The ten-stage adapter's training runs, first to last (each names the run it continued), as training/card.py."""
+    stages = [json.loads((ROOT / TEN_STAGES_INFO).read_text(encoding="utf-8"))]
     while (stages[0].get("init_adapter") or {}).get("training_info"):
         stages.insert(0, stages[0]["init_adapter"]["training_info"])
     return stages
@@ -527,6 +566,8 @@ def _training_data(run: Run, read) -> dict[str, str | None]:
         info = _stage_infos()[run.stage - 1]
     elif run.training_info is not None:
         info = json.loads(read(str(RESULTS / run.training_info)))
+    elif run.adapter_record:
+        info = json.loads(read("adapter/training_info.json"))
     else:
         info = {}
     return {"training_data_sha256": info.get("data_sha256"), "training_data_command": info.get("data_command")}

@@ -444,6 +444,7 @@ def test_the_results_index_is_current_and_the_tree_holds_only_what_it_cites():
             "recipe_base_prefix",
             "recipe_routed/top10",
             "recipe_routed/all30",
+            "ten_stages",  # the ten-stage adapter's record (the default before the recipe's; git keeps its weights)
         )
     }
     # adapters kept beside their runs: the base-prefix one for the engine that reads its prefix with the base model,
@@ -466,20 +467,24 @@ def test_the_results_index_is_current_and_the_tree_holds_only_what_it_cites():
         assert run["figures"]["cases"] == len(ev.read_jsonl(RESULTS.parent.parent / run["cases"])), run["name"]
 
 
-def test_readme_and_adapter_card_show_the_committed_scores():
+def test_docs_and_adapter_card_show_the_committed_scores():
     import card as card_writer  # training/card.py (training/ is on sys.path: tests/conftest.py)
+    import recipe  # training/recipe.py
 
-    base, tuned = (json.loads((RESULTS / f"{n}_summary.json").read_text(encoding="utf-8")) for n in KEPT)
+    # docs/training.md's history table: the templated runs of the ten-stage adapter's stages
     readme = (RESULTS.parent.parent / "docs" / "training.md").read_text(encoding="utf-8")
-    card = (RESULTS.parent.parent / "adapter" / "README.md").read_text(encoding="utf-8")
-    for key, label in card_writer.CARD_METRICS:
-        row = f"| {label} | {card_writer._fmt(base[key])} | {card_writer._fmt(tuned[key])} |"
-        assert row in card, row
     runs = indexed()
     summaries = [runs[f"templated/{n}"]["figures"] for n in TRAINING_COLUMNS]
     for key, label in card_writer.CARD_METRICS:
         row = f"| {label} | {' | '.join(card_writer._fmt(s[key]) for s in summaries)} |"
         assert any(line.startswith(row) for line in readme.splitlines()), row
+    # the default adapter's card (training/recipe.py --card): its recipe's sets, dev and test, as committed
+    values = recipe.load_recipe(RESULTS.parent.parent / "training" / "recipes" / "default.yaml")
+    stems = [Path(n).stem for n in values["eval"]["dev"] + values["eval"]["test"]]
+    folder = RESULTS / "recipe_default"
+    figures = {s: json.loads((folder / f"{s}_summary.json").read_text(encoding="utf-8")) for s in stems}
+    card = (RESULTS.parent.parent / "adapter" / "README.md").read_text(encoding="utf-8")
+    assert recipe.table({"recipe": figures}) in card
 
 
 def test_committed_runs_say_how_they_were_run():
@@ -609,21 +614,21 @@ def test_the_defaults_free_text_summaries_rescore_from_their_predictions(cases):
     assert {k: summary[k] for k in rescored} == rescored
 
 
-def test_the_cards_first_model_figures_are_the_frozen_tests_routed_then_the_model_alone():
-    """README.md's first table of scores: the kept runs' summaries, each frozen test set routed with the patient's
-    facts (the default agent) and then the model alone (--no-router, the model's own arguments)."""
+def test_the_cards_first_model_figures_are_the_frozen_tests_through_the_agent_then_the_models_own_calls():
+    """README.md's first table of scores: the kept runs' summaries, each frozen test set through the agent as it
+    ships, then the learned parts' own calls (the router and the model, --no-stated-facts: no call checks)."""
     readme = (RESULTS.parent.parent / "README.md").read_text(encoding="utf-8")
     section = readme.split("## The model and its scores", 1)[1]
     table = next(b.splitlines() for b in section.split("\n\n") if b.startswith("|"))
     pct = lambda x: "100 %" if x == 1 else f"{x * 100:.1f} %"  # noqa: E731
     rows = []
     for label, path in [
-        ("**free-text test (50), routed**", "stated_facts/freetext_test"),
-        ("free-text test (50), model alone", "freetext/default_test"),
-        ("**multi-turn test (60), routed**", "stated_facts/multiturn_test"),
-        ("multi-turn test (60), model alone", "multiturn/default_test"),
-        ("templated test (105), routed", "stated_facts/templated_test"),
-        ("templated test (105), model alone", "templated_test/default"),
+        ("**free-text test (50), agent**", "recipe_default/freetext_test"),
+        ("free-text test (50), models' own calls", "recipe_default/own/freetext_test"),
+        ("**multi-turn test (60), agent**", "recipe_default/multiturn_test"),
+        ("multi-turn test (60), models' own calls", "recipe_default/own/multiturn_test"),
+        ("templated test (105), agent", "recipe_default/templated_test"),
+        ("templated test (105), models' own calls", "recipe_default/own/templated_test"),
     ]:
         s = json.loads((RESULTS / f"{path}_summary.json").read_text(encoding="utf-8"))
         args = pct(s["tool_args_accuracy"])
@@ -631,10 +636,8 @@ def test_the_cards_first_model_figures_are_the_frozen_tests_routed_then_the_mode
         cells += [f"{pct(s['no_tool_precision'])} / {pct(s['no_tool_recall'])}", pct(s["must_mention_rate"])]
         cells += [pct(s["answer_language_match"]), str(s["unsafe_dose_answers"])]
         assert s["unsafe_dose_model_answers"] == s["unsafe_dose_answers"]  # no column hides the model's own
-        # the run is what its label says (a run from before the flag had the model's own arguments)
-        assert s.get("router", "routed" in label) == ("routed" in label) and s.get("stated_facts", False) == (
-            "routed" in label
-        )
+        # the run is what its label says: both routed, the call checks on for the agent alone
+        assert s["router"] is True and s["stated_facts"] == ("agent" in label)
         rows.append("| " + " | ".join(cells) + " |")
     assert table[2:] == rows
     assert "tool + arguments" in table[0] and "key fact in answer (with checks)" in table[0]

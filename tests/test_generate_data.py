@@ -269,7 +269,7 @@ def test_weights_argument_errors_name_the_item(text: str):
 # check_interactions, suggestions sharing the stem, whole tablets, the tablets the dose answer names and each
 # form's own age band), so the same commands now write
 # REGENERATED_SHA256.
-# The committed adapter predates those answers.
+# The ten-stage adapter (the default before the recipe's) predates those answers.
 TRAIN_DATA_SHA256 = {
     1: "e39bc8f865176cc4469450f94a7d0d5932c097b3118403eb99145e3bcb8e57d7",
     2: "38a569c41b3996c25c83f2afe6bced44c847ef26db2962cdabf44a0f1958bd47",
@@ -285,7 +285,7 @@ TRAIN_DATA_SHA256 = {
 
 
 def _stage_infos() -> list[dict]:
-    info = json.loads((ROOT / "adapter" / "training_info.json").read_text(encoding="utf-8"))
+    info = json.loads((ROOT / "eval" / "results" / "ten_stages" / "training_info.json").read_text(encoding="utf-8"))
     return card._stages(info)
 
 
@@ -308,7 +308,7 @@ REGENERATED_SHA256 = {
 def test_every_stage_of_the_committed_adapter_has_its_data_pinned():
     assert sorted(TRAIN_DATA_SHA256) == list(range(1, len(_stage_infos()) + 1))
     # The adapter's own record names the data it trained on: the last stage's, and each earlier one's.
-    info = json.loads((ROOT / "adapter" / "training_info.json").read_text(encoding="utf-8"))
+    info = json.loads((ROOT / "eval" / "results" / "ten_stages" / "training_info.json").read_text(encoding="utf-8"))
     assert info["data_sha256"] == TRAIN_DATA_SHA256[len(TRAIN_DATA_SHA256)]
     assert [s.get("data_sha256") for s in _stage_infos()][-6:] == [TRAIN_DATA_SHA256[i] for i in range(5, 11)]
 

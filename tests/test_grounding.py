@@ -155,7 +155,8 @@ def test_conversation_texts_skip_the_system_prompt_and_keep_references():
 # Questions whose names an adapter misspelled or invented without the constraint (eval/results/index.jsonl, stage 1:
 # "Lasartan", "Doperidon", "losan"; the stage-7 adapter, ungrounded, wrote "Lostartan", "Asef" and
 # "losingartan potassium" for three of these four, stage 9 "Lasartan", "Dopera" and "losingartan potassium",
-# the default (stages 9 and 10 interpolated) "Lasartan", "Dopera" and "Lostartan potassium").
+# the ten-stage adapter (stages 9 and 10 interpolated, the default before the recipe's) "Lasartan", "Dopera" and
+# "Lostartan potassium").
 QUESTIONS = [
     "What kind of medicine is Losartan?",
     "elimde Domperidon var, ne işe yarar?",

@@ -217,12 +217,21 @@ def _recipe_sections(info: dict, report: str | None) -> list[str]:
     """Data, recipe and scores of an adapter made by training/recipe.py (one run from the base model)."""
     data, train = info["recipe_values"]["data"], info["recipe_values"]["train"]
     if data.get("examples"):
+        # written_examples: the recipe's key since the patient-written pools are drawn from (older records lack it)
+        written = data.get("written_examples")
         what = [
             f"{info.get('conversations')} decision examples ({info.get('tokens')} tokens, {info.get('loss_tokens')}",
-            f"in the loss) cut from {data['conversations']} synthetic conversations (`training/decisions.py`): each",
-            "ends at one decision of the model (a call, a text no tool answers, or the answer marker after results,",
-            f"whose answer the tools write), with the exchange before it in {data['context']:.0%} of them; tools block",
-            f"{data['tools']}; rendered with the repo's `train` template exactly as the agent prompts.",
+            f"in the loss): {data['examples']} cut from {data['conversations']} synthetic conversations",
+            "(`training/decisions.py`)"
+            + (
+                f" and {written} patient-written messages with their checked calls (`training/decisions/`)"
+                if written is not None
+                else ""
+            )
+            + ". Each ends at one decision of the model (a call, a text no tool answers, or the",
+            "answer marker after results, whose answer the tools write), a cut one with the exchange before it in",
+            f"{data['context']:.0%} of them; tools block {data['tools']}; rendered with the repo's `train` template",
+            "exactly as the agent prompts.",
         ]
     else:
         what = [
