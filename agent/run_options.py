@@ -138,9 +138,9 @@ def add_run_options(p: argparse.ArgumentParser, *, max_steps: int, max_new_token
         action=argparse.BooleanOptionalAction,
         default=None,
         help="the tool router chooses how a reply starts (which tool it calls, or an answer) and the model writes "
-        "the rest (agent.pharmacy.router); by default on for the PPSF-tuned model, whose recipe trains it, and for a "
-        "model trained on routed tools blocks (a server's model is taken for the repo adapter's), off for any other; "
-        "--no-router: the model chooses alone",
+        "the rest (agent.pharmacy.router); by default on for the PPSF-tuned model, whose recipe trains it (a server's "
+        "model is when it names a local export with its tools.json), off for any other; --no-router: the model "
+        "chooses alone",
     )
     p.add_argument(
         "--max-steps", type=positive_int, default=max_steps, help="generation steps before a final answer is forced"

@@ -345,6 +345,22 @@ def scripted_backend(generator: Any = None, tokenizer: Any = None):
     return Backend(CUSTOM, generator if generator is not None else NoGenerator(), tokenizer or repo_tokenizer())
 
 
+def tuned_backend(generator: Any, tokenizer: Any = None):
+    """A Backend around a generator of the repo's tuned model (its merge, its export on llama.cpp or a server):
+    tuned, with the schemas and tools blocks the default adapter records, as build_backend makes it."""
+    from dataclasses import replace
+
+    from agent.engine.models import default_adapter_dir, recorded_tools, recorded_tools_shown
+
+    adapter = default_adapter_dir()
+    return replace(
+        scripted_backend(generator, tokenizer),
+        tuned=True,
+        tool_schemas=recorded_tools(adapter),
+        tools_shown=recorded_tools_shown(adapter),
+    )
+
+
 class NoGenerator:
     """A generator that must not be called: for agents built only to inspect (their toolbox, constraint, prompt),
     and for turns triage answers before the model."""

@@ -7,6 +7,7 @@ import dataclasses
 import json
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -114,8 +115,11 @@ def test_the_agent_takes_a_backend_and_the_pharmacist_a_backend_or_a_loaded_mode
         pharmacist_agent(None, repo_tokenizer())
     agent = pharmacist_agent(backend)
     assert agent.generator is generator and agent.tokenizer is backend.tokenizer
-    # The pharmacy's default schemas are shown from a copy: the caller's backend stays as it was made.
-    assert agent.backend.tool_schemas == default_tool_schemas() and backend.tool_schemas is None
+    # A model never shown any tools is shown their own schemas; a tuned one with no record the repo adapter's,
+    # from a copy: the caller's backend stays as it was made.
+    assert agent.backend.tool_schemas is None
+    tuned = replace(backend, tuned=True)
+    assert pharmacist_agent(tuned).backend.tool_schemas == default_tool_schemas() and tuned.tool_schemas is None
     assert agent.run("Parol ne işe yarar?").message["content"] == "Parol ağrı kesicidir."
     # pharmacist_agent(model, tokenizer), a model loaded by hand: a local backend on that model.
     model, tokenizer = (

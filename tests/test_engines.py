@@ -13,7 +13,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from ppsf_helpers import scripted_backend
+from ppsf_helpers import tuned_backend
 
 from agent.engine.threads import choose_threads, usable_cores
 from agent.ppsf import STOP_STRINGS
@@ -199,7 +199,7 @@ def test_export_round_trips_first_calls_on_eval_cases(exported, tuned):
     assert folder == reference
     tokenizer = load_tokenizer()
     generator = LlamaCppGenerator(load_llama(exported["q8_0"], threads=1), tokenizer)
-    assert first_calls(pharmacist_agent(scripted_backend(generator, tokenizer)), cases) == reference
+    assert first_calls(pharmacist_agent(tuned_backend(generator, tokenizer)), cases) == reference
 
 
 # ---- llama.cpp in process ----
@@ -220,11 +220,11 @@ def test_a_new_conversation_starts_from_the_prefix_snapshot(backend, tuned, llam
 
     generator = llama_generator if backend == "llamacpp" else CachedGenerator(*tuned)
     generator.clear()
-    agent = pharmacist_agent(scripted_backend(generator, tuned[1]))
+    agent = pharmacist_agent(tuned_backend(generator, tuned[1]))
     first = agent.run("Parol ne işe yarar?")
     assert first.stats.steps[0].cached_tokens == 0
     (prefix,) = generator.prefixes
-    assert 900 < prefix < first.stats.steps[0].prompt_tokens
+    assert 0 < prefix < first.stats.steps[0].prompt_tokens
     generator.reset()
     assert generator.cached_ids == []
     second = agent.next_message("What is Majezik used for?")
@@ -242,7 +242,7 @@ def test_prefix_snapshots_are_counted_once_and_bounded(tuned):
     from agent.pharmacy import pharmacist_agent
 
     generator = CachedGenerator(*tuned)
-    agent = pharmacist_agent(scripted_backend(generator, tuned[1]))
+    agent = pharmacist_agent(tuned_backend(generator, tuned[1]))
     runs = []
     for question in ("Parol ne işe yarar?", "Nurofen ne işe yarar?"):
         generator.reset()
@@ -277,20 +277,20 @@ def test_a_new_process_starts_from_the_prefix_state_on_disk(backend, tuned, expo
 
     question = "Parol ne işe yarar?"
     first = fresh()
-    agent = pharmacist_agent(scripted_backend(first, load_tokenizer()))
+    agent = pharmacist_agent(tuned_backend(first, load_tokenizer()))
     call = first_call(agent.run(question))
     (state,) = (tmp_path / "prefixes").glob("*.kv")
     (prefix,) = first.prefixes
     second = fresh()
-    agent = pharmacist_agent(scripted_backend(second, load_tokenizer()))
+    agent = pharmacist_agent(tuned_backend(second, load_tokenizer()))
     result = agent.run(question)
     assert first_call(result) == call and result.stats.steps[0].cached_tokens == prefix  # nothing prefilled twice
     other = fresh("other")  # other weights: its own state, not the tuned model's
-    pharmacist_agent(scripted_backend(other, load_tokenizer())).next_message(question)
+    pharmacist_agent(tuned_backend(other, load_tokenizer())).next_message(question)
     assert len(list((tmp_path / "prefixes").glob("*.kv"))) == 2
     state.write_bytes(state.read_bytes()[:100])  # damaged: dropped, the prefix computed (and filed) again
     third = fresh()
-    result = pharmacist_agent(scripted_backend(third, load_tokenizer())).run(question)
+    result = pharmacist_agent(tuned_backend(third, load_tokenizer())).run(question)
     assert first_call(result) == call and result.stats.steps[0].cached_tokens == 0
     assert state.stat().st_size > 100
 
@@ -300,7 +300,7 @@ def test_llamacpp_backend_streams_and_stops_like_the_local_one(llama_generator):
     from agent.ppsf import load_tokenizer
 
     events = []
-    agent = pharmacist_agent(scripted_backend(llama_generator, load_tokenizer()), on_event=events.append)
+    agent = pharmacist_agent(tuned_backend(llama_generator, load_tokenizer()), on_event=events.append)
     result = agent.run("Aspirin ile Coumadin birlikte kullanılır mı?")
     calls = [e for e in events if e["type"] == "tool_call"]
     assert calls[0]["name"] == "check_interactions" and calls[0]["arguments"] == {"drugs": ["Aspirin", "Coumadin"]}
@@ -359,13 +359,13 @@ def llama_server(exported, tmp_path_factory: pytest.TempPathFactory):
 
     port = free_port()
     command = [sys.executable, "-m", "llama_cpp.server", "--model", str(exported["q8_0"]), "--host", "127.0.0.1",
-               "--port", str(port), "--n_ctx", "8192", "--n_threads", "1", "--model_alias", "ppsf"]  # fmt: skip
+               "--port", str(port), "--n_ctx", "8192", "--n_threads", "1"]  # fmt: skip
     url = f"http://127.0.0.1:{port}/v1"
 
     def ready() -> bool:
         try:
             with urllib.request.urlopen(f"{url}/models", timeout=2) as response:
-                return json.load(response)["data"][0]["id"] == "ppsf"
+                return json.load(response)["data"][0]["id"] == str(exported["q8_0"])
         except OSError:
             return False
 
@@ -392,17 +392,17 @@ def test_the_agent_runs_against_llama_cpp_server(llama_server, tmp_path):
     assert any(m["role"] == "tool" for m in messages) and "kontrendike" in messages[-1]["content"]
 
 
-def test_server_first_calls_match_the_in_process_engine(llama_server, llama_generator):
+def test_server_first_calls_match_the_in_process_engine(llama_server, llama_generator, exported):
     from agent.engine.openai_backend import OpenAIGenerator
     from agent.pharmacy import pharmacist_agent
     from agent.ppsf import load_tokenizer
 
     tokenizer = load_tokenizer()
     cases = roundtrip_cases()[:6]
-    local = first_calls(pharmacist_agent(scripted_backend(llama_generator, tokenizer), grounded_names=False), cases)
+    local = first_calls(pharmacist_agent(tuned_backend(llama_generator, tokenizer), grounded_names=False), cases)
     remote = OpenAIGenerator(None, tokenizer, base_url=llama_server, token_prompt=False)
-    assert remote.model == "ppsf"
-    assert first_calls(pharmacist_agent(scripted_backend(remote, tokenizer)), cases) == local
+    assert remote.model == str(exported["q8_0"])  # the path it loaded: the agent reads tools.json beside it
+    assert first_calls(pharmacist_agent(tuned_backend(remote, tokenizer)), cases) == local
 
 
 # ---- threads ----
@@ -439,7 +439,8 @@ def test_lookup_proposes_what_followed_the_latest_repeat_of_the_last_three_ids()
 @pytest.mark.parametrize("backend", ["torch", "llamacpp"])
 def test_drafts_change_nothing_but_the_number_of_forward_passes(backend, tuned, llama_generator):
     """Greedy runs with prompt-lookup drafts (checked by the model, grounding applied at every position) give
-    the very messages of one-token steps; the answer, which restates the tool result, is mostly drafted."""
+    the very messages of one-token steps; the calls' arguments, copied from the question, are mostly drafted (the
+    router writes each call's start, the tools write the answer)."""
     from agent.engine.generation import CachedGenerator
     from agent.pharmacy import pharmacist_agent
 
@@ -458,7 +459,7 @@ def test_drafts_change_nothing_but_the_number_of_forward_passes(backend, tuned, 
             generator.clear()
             generator.draft_tokens, drafts = draft, [*drafts, 0]
             generator.lookup_ngram = 3  # drafts at most positions: the check covers many accepted and refused
-            result = pharmacist_agent(scripted_backend(generator, tuned[1])).run(
+            result = pharmacist_agent(tuned_backend(generator, tuned[1])).run(
                 "Aspirin ile Coumadin birlikte kullanılır mı?"
             )
             runs.append(result)
@@ -466,7 +467,7 @@ def test_drafts_change_nothing_but_the_number_of_forward_passes(backend, tuned, 
         del generator.generate
         generator.draft_tokens = type(generator).draft_tokens
         generator.lookup_ngram = type(generator).lookup_ngram
-    assert drafts[0] == 0 and drafts[1] > 50
+    assert drafts[0] == 0 and drafts[1] > 10
     plain, drafted = runs
     assert drafted.messages == plain.messages
     assert [s.decoded_tokens for s in drafted.stats.steps] == [s.decoded_tokens for s in plain.stats.steps]
@@ -567,7 +568,7 @@ def test_a_conversation_without_system_prompt_or_examples_runs_without_a_snapsho
 
     generator = CachedGenerator(*tuned)
     agent = pharmacist_agent(
-        scripted_backend(generator, tuned[1]), config=AgentConfig(system_prompt="", max_new_tokens=24)
+        tuned_backend(generator, tuned[1]), config=AgentConfig(system_prompt="", max_new_tokens=24)
     )
     assert "role" in agent.next_message("Parol ne işe yarar?")
     assert generator.prefixes == []

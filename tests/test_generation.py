@@ -570,3 +570,12 @@ def test_a_prefix_model_reads_the_prefix_and_the_model_the_rest(tiny):
     assert again.cached_tokens == n and again.token_ids == first.token_ids
     merged_only = CachedGenerator(merged, tokenizer).generate(PROMPT, max_new_tokens=12)
     assert merged_only.token_ids != first.token_ids
+
+
+def test_a_call_the_prompt_started_stops_at_its_closing_brace():
+    """A routed reply: the prompt holds the call up to its arguments; the text closes it and the stop is there."""
+    prompt = '@PATIENT\nParol?\n\n@TOOL_CALL\n{\n  "name": "search_drug",\n  "arguments": {'
+    detector = StopDetector(prompt)
+    text = '"drug": "Pa}rol"}\n}\n\n@TOOL_RESPONSE\n'
+    stop = detector.feed(text)
+    assert stop is not None and stop.reason == "tool_call" and text[: stop.cut] == '"drug": "Pa}rol"}\n}'

@@ -101,7 +101,7 @@ def test_the_next_cli_run_starts_from_the_prefix_state_on_disk(tmp_path, default
     cold = first_step()
     (state,) = prefixes.glob("*.kv")
     warm = first_step()
-    assert cold["cached_tokens"] == 0 and warm["cached_tokens"] > 900  # the format header, system prompt, tools
+    assert cold["cached_tokens"] == 0 and warm["cached_tokens"] > 0  # the format header, system prompt, tools
     assert warm["prefill_tokens"] == cold["prefill_tokens"] - warm["cached_tokens"]
     assert first_step("--no-prefix-store")["cached_tokens"] == 0
     assert list(prefixes.glob("*.kv")) == [state]

@@ -3,6 +3,8 @@ code, nor quotes an error message the engine wrote; it is replaced by the agent'
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from ppsf_helpers import call
 from test_agent import make_agent, tool_results, without
@@ -90,14 +92,16 @@ def test_the_fallback_says_what_was_tried_in_words_not_tool_names():
 def test_the_base_model_dumping_a_schema_into_its_answer_is_caught():
     """The real base model (no PPSF adapter, no example), as `python -m agent --adapter none --no-examples`."""
     from agent.engine.agent import AgentConfig
-    from agent.engine.models import load_model
+    from agent.engine.models import load_model, recorded_tools
 
     events: list[dict] = []
     model, tokenizer = load_model(None, device="cpu", adapter="none")
     # triage=[]: the emergency detector takes this question for one (a known false alarm, docs/security.md), and
-    # this test is about what the model writes.
+    # this test is about what the model writes. The schemas it was shown when its dump was first seen (the
+    # ten-stage adapter's record): shown the tools' own, it dumps them into a call instead, which fails as one.
+    schemas = recorded_tools(Path(__file__).resolve().parents[1] / "eval" / "results" / "ten_stages")
     agent = pharmacist_agent(model, tokenizer, config=AgentConfig(max_new_tokens=256), on_event=events.append,
-                             triage=[])  # fmt: skip
+                             triage=[], tool_schemas=schemas)  # fmt: skip
     result = agent.run("Could you look up the warnings of Losartan?")
     event = next(e for e in events if e["type"] == "internals_check")
     assert event["action"] == "replace" and "age_years" in result.replaced_answer

@@ -4,14 +4,16 @@ them (agent.pharmacy.facts_check, agent.pharmacy.tools.as_stated)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from ppsf_helpers import ScriptedGenerator, call, scripted_backend
 
 from agent.engine.agent import Agent, AgentConfig
 from agent.engine.call_checks import with_checks
+from agent.engine.models import recorded_tools
 from agent.engine.toolbox import Toolbox
-from agent.pharmacy import PHARMACY_TOOLS, default_tool_schemas, pharmacist_agent
+from agent.pharmacy import PHARMACY_TOOLS, pharmacist_agent
 from agent.pharmacy.facts_check import StatedFacts
 from agent.pharmacy.medicine_check import NamedMedicines
 from agent.pharmacy.text import as_written, fold
@@ -147,7 +149,8 @@ def test_the_patients_facts_in_a_call_are_what_their_words_state(tool, model, wo
 
 
 def test_a_checked_call_runs_where_the_models_recorded_schema_lacks_age_months():
-    recorded = default_tool_schemas()
+    # the ten-stage adapter's record (the default before the recipe's), from before age_months
+    recorded = recorded_tools(Path(__file__).resolve().parents[1] / "eval" / "results" / "ten_stages")
     assert "age_months" not in recorded["calculate_dose"]["function"]["parameters"]["properties"]
     words = "my little one is 18 months, about 11 kg, 38.2 on the thermometer. tylenol dose?"
     ran = as_stated(D, {"drug": "tylenol", "weight_kg": 11, "age_years": 38.2}, read_text(words))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 
 import pytest
 from ppsf_helpers import ScriptedGenerator, call, scripted_backend
@@ -14,11 +15,24 @@ from agent.eval.scoring import call_matches, tool_defaults
 from agent.pharmacy import default_tool_schemas, pharmacist_agent
 from agent.pharmacy.tools import PHARMACY_TOOLS, calculate_dose, check_contraindications
 
+# The ten-stage adapter's record (the default before the recipe's): trained before age_months existed.
+TEN_STAGES = Path(__file__).resolve().parents[1] / "eval" / "results" / "ten_stages"
+
 
 def test_the_committed_adapter_is_shown_the_schemas_it_was_trained_on():
     recorded = default_tool_schemas()
     assert recorded is not None and set(recorded) == {fn.__name__ for fn in PHARMACY_TOOLS}
-    # Its record fits today's tools (a drift check: a tool may gain optional parameters, never lose one).
+    # Its record fits today's tools (a drift check: a tool may gain optional parameters, never lose one) and, the
+    # recipe having trained on today's tools, shows every parameter of each.
+    toolbox = Toolbox(list(PHARMACY_TOOLS), recorded=recorded)
+    for fn in PHARMACY_TOOLS:
+        own, old = tool_schema(fn)["function"]["parameters"], recorded[fn.__name__]["function"]["parameters"]
+        assert set(old["properties"]) == set(own["properties"]), fn.__name__
+    assert "age_months" in json.dumps(toolbox.schemas)
+
+
+def test_an_older_record_is_shown_as_it_was_and_today_s_parameters_stay_hidden():
+    recorded = recorded_tools(TEN_STAGES)
     toolbox = Toolbox(list(PHARMACY_TOOLS), recorded=recorded)
     shown = {s["function"]["name"]: s["function"]["parameters"] for s in toolbox.schemas}
     assert "age_months" not in shown["calculate_dose"]["properties"]
@@ -32,25 +46,27 @@ def test_the_committed_adapter_is_shown_the_schemas_it_was_trained_on():
             assert old == own, fn.__name__
 
 
-def test_the_default_agent_shows_the_recorded_schemas_and_refuses_what_they_hide():
-    agent = pharmacist_agent(scripted_backend())
+def test_the_agent_shows_the_recorded_schemas_and_refuses_what_they_hide():
+    agent = pharmacist_agent(scripted_backend(), tool_schemas=recorded_tools(TEN_STAGES))
     assert "age_months" not in json.dumps(agent.toolbox.schemas)
     refused = agent.toolbox.call("calculate_dose", {"drug": "Calpol", "weight_kg": 12, "age_months": 9})
     assert refused["error"]["code"] == "invalid_arguments" and "age_months" in refused["error"]["message"]
-    # A model trained on today's tools (an empty record: each tool's own schema) may give the age in months.
-    own = {fn.__name__: tool_schema(fn) for fn in PHARMACY_TOOLS}
-    trained = pharmacist_agent(scripted_backend(), tool_schemas=own)
+    # A model trained on today's tools (the default adapter's record) may give the age in months.
+    trained = pharmacist_agent(scripted_backend())
     result = trained.toolbox.call("calculate_dose", {"drug": "Calpol", "weight_kg": 8.5, "age_months": 9})
     assert result["age_years"] == 0.75 and result["per_dose_mg"] > 0
 
 
-def test_the_recorded_schema_is_what_the_prompt_shows():
-    agent = pharmacist_agent(scripted_backend(ScriptedGenerator([call("search_drug", drug="Parol")])))
+@pytest.mark.parametrize(("record", "months_shown"), [(None, True), (TEN_STAGES, False)])
+def test_the_recorded_schema_is_what_the_prompt_shows(record, months_shown):
+    schemas = recorded_tools(record) if record else None
+    backend = scripted_backend(ScriptedGenerator([call("search_drug", drug="Parol")]))
+    agent = pharmacist_agent(backend, tool_schemas=schemas)
     prompt = agent.tokenizer.apply_chat_template(
         [{"role": "user", "content": "x"}], tools=agent.toolbox.schemas, chat_template=agent.chat_template,
         tokenize=False,
     )  # fmt: skip
-    assert "age_years" in prompt and "age_months" not in prompt
+    assert "age_years" in prompt and ("age_months" in prompt) == months_shown
 
 
 @pytest.mark.parametrize(

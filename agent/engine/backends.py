@@ -197,6 +197,7 @@ def _llamacpp(options: BackendOptions, store: PrefixStore | None) -> Backend:
 
 def _openai(options: BackendOptions) -> Backend:
     from ..ppsf import load_tokenizer
+    from . import models
     from .openai_backend import OpenAIGenerator
 
     # The prompt is rendered and the reply parsed here, with this repo's tokenizer and templates.
@@ -204,6 +205,14 @@ def _openai(options: BackendOptions) -> Backend:
     base_url = options.base_url or DEFAULT_BASE_URL
     generator = OpenAIGenerator(options.model, tokenizer, base_url=base_url, timeout=options.timeout)
     generator.check()
-    # What the server runs is unknown here: not taken for the tuned model (a worked example is shown), and the
-    # pharmacy shows the repo adapter's tool schemas.
-    return Backend("openai", generator, tokenizer, generator.model)
+    # A server names its model by the path it loaded (llama.cpp's server, vLLM, transformers serve): where that is
+    # a local folder or file holding a tools.json (agent.export writes one beside the weights), the model is this
+    # repo's tuned model and its record says how it was trained. Anything else is unknown: not taken for the tuned
+    # model (a worked example is shown), and the pharmacy shows the repo adapter's tool schemas.
+    served = Path(generator.model)
+    folders = (served, served.parent) if served.is_dir() else (served.parent, served.parent.parent)
+    schemas = models.recorded_tools(*folders) if served.exists() else None
+    if schemas is None:
+        return Backend("openai", generator, tokenizer, generator.model)
+    shown = models.recorded_tools_shown(*folders)
+    return Backend("openai", generator, tokenizer, generator.model, schemas, tuned=True, tools_shown=shown)

@@ -81,6 +81,13 @@ class StopDetector:
         self._in_string = False
         self._escape = False
         self._call_end: int | None = None  # cut after the last closed tool call, while another may follow
+        # A reply the prompt already started (a routed call written up to its arguments): the text continues its
+        # open JSON object, so the stop is its closing brace, as if the model had written the start itself.
+        tail = prompt.rsplit("\n\n", 1)[-1]
+        if tail.startswith(TOOL_CALL + "\n"):
+            self._json_armed = True
+            for ch in tail[len(TOOL_CALL) + 1 :]:
+                self._json_step(-1, ch)
 
     def feed(self, piece: str) -> Stop | None:
         """Append piece; return the Stop as soon as one is detected (then ignore further text)."""

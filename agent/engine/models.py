@@ -243,6 +243,18 @@ def trained_with_base_prefix(adapter_dir: Path) -> bool:
 _PREFIX_READERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+# The adapter load_model merged into each model it returned: what a model loaded by hand was trained on.
+_MERGED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def merged_adapter(model: PreTrainedModel) -> Path | None:
+    """The adapter folder load_model merged into model, or None (a plain model, or one not loaded by it)."""
+    try:
+        return _MERGED.get(model)
+    except TypeError:  # not weak-referenceable (a test's stand-in): not load_model's
+        return None
+
+
 def prefix_reader(model: PreTrainedModel) -> PreTrainedModel | None:
     """The model that reads the fixed prompt prefix for model: the base model when load_model merged an adapter
     trained with a base-read prefix (trained_with_base_prefix), else None (model reads it itself)."""
@@ -297,9 +309,11 @@ def load_model(
             # replaced or test model): say so and serve the plain model rather than fail. peft injected LoRA
             # layers into lm before the load failed, so the model is read again.
             print(f"warning: not applying the PPSF adapter: {e}", file=sys.stderr)
-            lm, base = AutoModelForCausalLM.from_pretrained(source, dtype=torch_dtype), None
+            lm, base, adapter_dir = AutoModelForCausalLM.from_pretrained(source, dtype=torch_dtype), None, None
         lm = lm.to(torch_dtype)
     lm.to(torch_device).eval().requires_grad_(False)
     if base is not None:
         _PREFIX_READERS[lm] = base
+    if adapter_dir is not None:
+        _MERGED[lm] = adapter_dir
     return lm, tokenizer

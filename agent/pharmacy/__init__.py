@@ -78,11 +78,11 @@ def pharmacist_agent(
     it holds any (not "İstanbul" or "ateş" beside "Coumadin"); False lets it be any span. language ("tr", "en")
     fixes the language the tools answer in; by default it is read from the patient's messages.
     tool_schemas: the schemas the model was trained on (agent.engine.models.recorded_tools); by default the
-    backend's, else those of the repo's adapter (default_tool_schemas), as the tools they name take every older
-    argument. routed=True: the tool router (agent.pharmacy.router) chooses how the reply to the patient's
-    message starts, the tool it calls or an answer, and the model writes the rest; False: the model chooses
-    alone; None (the default): routed when the backend is the PPSF-tuned model, whose recipe trains the router, or
-    a model trained on routed tools blocks (a server's model is taken for the repo adapter's, as its schemas are).
+    backend's, else for a tuned model those of the repo's adapter (default_tool_schemas), else the tools' own full
+    schemas (a model that was never shown any). routed=True: the tool router (agent.pharmacy.router) chooses how
+    the reply to the patient's message starts, the tool it calls or an answer, and the model writes the rest;
+    False: the model chooses alone; None (the default): routed when the backend is the PPSF-tuned model, whose
+    recipe trains the router, or a model trained on routed tools blocks (its tools_shown.txt).
     stated_facts=True (the default): a call's medicine is the one the patient's latest message names, with a call
     for each medicine written beside it (agent.pharmacy.medicine_check), and its weight, age, pregnancy,
     breastfeeding and conditions are set as the patient's words state them (agent.pharmacy.facts_check), the
@@ -101,11 +101,10 @@ def pharmacist_agent(
     if config.system_prompt is None:
         config = replace(config, system_prompt=SYSTEM_PROMPT)
     schemas = tool_schemas if tool_schemas is not None else backend.tool_schemas
-    shown = backend.tools_shown
-    if schemas is None:  # nothing records what the model was trained on (a server's model): the repo adapter's
-        schemas, shown = default_tool_schemas(), default_tools_shown()
+    if schemas is None and backend.tuned:  # a tuned model with no record of its own: the repo adapter's schemas
+        schemas = default_tool_schemas()
     if schemas is not backend.tool_schemas:  # a copy that shows them: the caller's backend stays as it was made
-        backend = replace(backend, tool_schemas=schemas, tools_shown=shown)
+        backend = replace(backend, tool_schemas=schemas)
     # A model trained on routed tools blocks has never chosen among all the tools: it runs routed.
     if routed is None:
         routed = backend.tuned or backend.tools_shown == "routed"
@@ -132,7 +131,8 @@ def pharmacist_agent(
 
 
 def _backend(backend: Backend | Any, tokenizer: Any) -> Backend:
-    """backend itself, or Backend.local of a model loaded by hand and its tokenizer."""
+    """backend itself, or Backend.local of a model loaded by hand and its tokenizer (tuned, with the schemas and
+    tools blocks it was trained on, where load_model merged an adapter into it)."""
     if isinstance(backend, Backend):
         if tokenizer is not None:
             raise TypeError("pharmacist_agent(backend) takes no tokenizer: the backend carries its own")
@@ -142,7 +142,20 @@ def _backend(backend: Backend | Any, tokenizer: Any) -> Backend:
             "pharmacist_agent runs on a Backend (agent.engine.backends.build_backend, or Backend(kind, generator, "
             "tokenizer) for a generator of your own) or on a loaded model and its tokenizer"
         )
-    return Backend.local(backend, tokenizer)
+    from ..engine.models import merged_adapter, recorded_tools, recorded_tools_shown
+
+    # What the model was trained on, as the local backend reads it: the adapter load_model merged into it (the
+    # model is then tuned), else its own folder (an export holds its tools.json).
+    adapter = merged_adapter(backend)
+    folders = (adapter, getattr(backend, "name_or_path", None) or None)
+    return Backend.local(
+        backend,
+        tokenizer,
+        tool_schemas=recorded_tools(*folders),
+        tuned=adapter is not None,
+        adapter=adapter,
+        tools_shown=recorded_tools_shown(*folders),
+    )
 
 
 def _renderer(language: str | None) -> Callable[[list[dict]], str | None]:
@@ -166,13 +179,6 @@ def default_tool_schemas() -> dict[str, dict] | None:
     return recorded_tools(default_adapter_dir())
 
 
-def default_tools_shown() -> str:
-    """The tools block the repo's adapter was trained on: "routed" or "all" (agent.engine.models.SHOWN_FILE)."""
-    from ..engine.models import default_adapter_dir, recorded_tools_shown
-
-    return recorded_tools_shown(default_adapter_dir())
-
-
 __all__ = [
     "ANSWERS",
     "DRUG_ARGUMENTS",
@@ -180,7 +186,6 @@ __all__ = [
     "SYSTEM_PROMPT",
     "default_checks",
     "default_tool_schemas",
-    "default_tools_shown",
     "default_triage",
     "demo_examples",
     "pharmacist_agent",
