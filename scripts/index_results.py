@@ -65,41 +65,52 @@ def _stage(n: int, extra: str = "") -> str:
     return f"the adapter after training stages 1-{n} (docs/training.md){extra}"
 
 
+# The dev and test sets a recipe's eval scores, and the test sets alone (its runs without some part of the agent).
+SETS = ("templated_dev", "freetext_dev", "multiturn_dev", "templated_test", "freetext_test", "multiturn_test")
+TESTS = ("templated_test", "freetext_test", "multiturn_test")
+OWN = " --no-stated-facts"  # the model's own calls: no call checks
+
+
+def _recipe_runs(
+    root: str, what_run: str, adapter: str, variants: tuple[tuple[str, str, str, tuple[str, ...]], ...], **kept
+) -> tuple[Run, ...]:
+    """A recipe adapter's kept runs, one per set of each (folder, what, flags, sets) variant, under RESULTS/root;
+    adapter: the --adapter flag of their command ("" for the default); kept: Run fields they share."""
+    return tuple(
+        Run(
+            f"{root}/{folder}{stem}",
+            f"{root}/{folder}{stem}",
+            f"eval/{stem}.jsonl",
+            f"{what_run}{what}; {'the frozen test set, reported only' if stem.endswith('_test') else 'a dev set'}",
+            f"{EVAL} eval/{stem}.jsonl{adapter} --max-steps 4 --threads 1{flags} "
+            f"--predictions eval/results/{root}/{folder}{stem}_predictions.jsonl "
+            f"--summary eval/results/{root}/{folder}{stem}_summary.json",
+            **kept,
+        )
+        for folder, what, flags, stems in variants
+        for stem in stems
+    )
+
+
 RUNS: tuple[Run, ...] = (
     # ---- kept in the tree: what README.md and the docs cite as current
-    *(  # the default adapter: the recipe's eval phase (dev), the frozen test sets once, and the model alone on them
-        Run(
-            f"{RECIPE_DEFAULT}/{folder}{stem}",
-            f"{RECIPE_DEFAULT}/{folder}{stem}",
-            f"eval/{stem}.jsonl",
-            f"the default adapter (python training/recipe.py training/recipes/default.yaml, one command on a session's "
-            f"CPU){what}; {'the frozen test set, reported only' if stem.endswith('_test') else 'a dev set'}",
-            f"{EVAL} eval/{stem}.jsonl --max-steps 4 --threads 1{flag} "
-            f"--predictions eval/results/{RECIPE_DEFAULT}/{folder}{stem}_predictions.jsonl "
-            f"--summary eval/results/{RECIPE_DEFAULT}/{folder}{stem}_summary.json",
-            adapter_record=True,
-        )
-        for folder, what, flag, stems in (
-            (
-                "",
-                ", through the agent as it ships (the router, the call checks)",
-                "",
-                ("templated_dev", "freetext_dev", "multiturn_dev", "templated_test", "freetext_test", "multiturn_test"),
-            ),
-            (
-                "own/",
-                ", the learned parts' own calls (the router and the model, no call checks)",
-                " --no-stated-facts",
-                ("templated_test", "freetext_test", "multiturn_test"),
-            ),
+    # the default adapter: the recipe's eval phase (dev), the frozen test sets once, the learned parts' own calls
+    # and the language model alone on them
+    *_recipe_runs(
+        RECIPE_DEFAULT,
+        "the default adapter (python training/recipe.py training/recipes/default.yaml, one command on a session's CPU)",
+        "",
+        (
+            ("", ", through the agent as it ships (the router, the call checks)", "", SETS),
+            ("own/", ", the learned parts' own calls (the router and the model, no call checks)", OWN, TESTS),
             (
                 "alone/",
                 ", the language model alone (no router: shown every tool, which it was never trained to choose among)",
-                " --no-router --no-stated-facts",
-                ("templated_test", "freetext_test", "multiturn_test"),
+                " --no-router" + OWN,
+                TESTS,
             ),
-        )
-        for stem in stems
+        ),
+        adapter_record=True,
     ),
     Run(
         "templated/default",
@@ -374,34 +385,17 @@ RUNS: tuple[Run, ...] = (
             ("templated_dev", "eval/templated_dev.jsonl", "templated dev"),
         )
     ),
-    *(  # the recipe as default.yaml holds it (top 16 layers), run once on an AVX2 machine in fp32, its adapter kept
-        Run(
-            f"recipe_routed/fp32/{folder}{stem}",
-            f"recipe_routed/fp32/{folder}{stem}",
-            f"eval/{stem}.jsonl",
-            "the recipe as training/recipes/default.yaml holds it (2,464 decision examples, LoRA on the top 16 "
-            f"layers), one command on this AVX2 CPU in fp32, through the routed agent{what}; {label}",
-            f"{EVAL} eval/{stem}.jsonl --adapter eval/results/recipe_routed/fp32/adapter --max-steps 4 --threads 1"
-            f"{flag} --predictions eval/results/recipe_routed/fp32/{folder}{stem}_predictions.jsonl "
-            f"--summary eval/results/recipe_routed/fp32/{folder}{stem}_summary.json",
-            training_info="recipe_routed/fp32/adapter/training_info.json",
-        )
-        for folder, what, flag, stems in (
-            (
-                "",
-                " with its call checks (the medicine and the patient's facts from their words)",
-                "",
-                ("templated_dev", "freetext_dev", "multiturn_dev", "templated_test", "freetext_test", "multiturn_test"),
-            ),
-            (
-                "own/",
-                ", the model's own calls (--no-stated-facts)",
-                " --no-stated-facts",
-                ("templated_test", "freetext_test", "multiturn_test"),
-            ),
-        )
-        for stem in stems
-        for label in (("the frozen test set, reported only" if stem.endswith("_test") else "a dev set"),)
+    # the recipe as default.yaml held it (top 16 layers), run once on an AVX2 machine in fp32, its adapter kept
+    *_recipe_runs(
+        "recipe_routed/fp32",
+        "the recipe as training/recipes/default.yaml holds it (2,464 decision examples, LoRA on the top 16 layers), "
+        "one command on this AVX2 CPU in fp32, through the routed agent",
+        " --adapter eval/results/recipe_routed/fp32/adapter",
+        (
+            ("", " with its call checks (the medicine and the patient's facts from their words)", "", SETS),
+            ("own/", ", the model's own calls (--no-stated-facts)", OWN, TESTS),
+        ),
+        training_info="recipe_routed/fp32/adapter/training_info.json",
     ),
     # ---- archived: the history docs/training.md tells (git history keeps the files)
     Run("templated/stage1", "stage1", TEMPLATED, _stage(1), stage=1),
