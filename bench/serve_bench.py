@@ -34,7 +34,7 @@ from servers import llama_cpp_serve, transformers_serve, vllm_serve  # noqa: E40
 
 from agent.engine.agent import AgentConfig  # noqa: E402
 from agent.engine.backends import Backend, BackendOptions, build_backend  # noqa: E402
-from agent.engine.models import recorded_tools  # noqa: E402
+from agent.engine.models import recorded_tools, recorded_tools_shown  # noqa: E402
 from agent.pharmacy import pharmacist_agent  # noqa: E402
 from agent.ppsf import load_tokenizer  # noqa: E402
 
@@ -197,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     prompts = questions(args.cases_file, args.cases)
     work = [prompts[i % len(prompts)] for i in range(args.conversations)]  # the same work at every level
     tokenizer = load_tokenizer(args.model)  # the folder's own files (an export carries this repo's)
-    schemas = recorded_tools(args.model)
+    schemas, shown = recorded_tools(args.model), recorded_tools_shown(args.model)
     config = AgentConfig(max_steps=args.max_steps, max_new_tokens=args.max_new_tokens)
     dtype = args.dtype if args.dtype != "auto" else "bfloat16" if args.device.startswith("cuda") else "float32"
     local, rows = None, []
@@ -230,17 +230,18 @@ def main(argv: list[str] | None = None) -> int:
             serving = transformers_serve(args.model, log, device=args.device, args=serve_args, timeout=STARTUP_TIMEOUT)
             name = str(args.model)  # the model is named as the server was given it
         elif server == "vllm":
-            serving, name = vllm_serve(args.model, log, max_num_seqs=max(levels)), "ppsf"
+            serving, name = vllm_serve(args.model, log, max_num_seqs=max(levels)), str(args.model)
         else:
-            serving, name = llama_cpp_serve(gguf, log, threads=args.threads), "ppsf"
+            serving, name = llama_cpp_serve(gguf, log, threads=args.threads), str(gguf)
         with serving as url:
             client = openai.OpenAI(base_url=url, api_key="EMPTY", timeout=600.0, max_retries=0)  # thread-safe
 
             def make_agent(url=url, name=name, client=client):
                 # Built here, not by build_backend: one client for every thread, no retry and no /models check per
-                # conversation (they would be timed); the folder's tools.json as the local engine reads it.
+                # conversation (they would be timed); the folder's tools.json and tools_shown.txt, as build_backend.
                 generator = OpenAIGenerator(name, tokenizer, base_url=url, timeout=600.0, client=client)
-                return pharmacist_agent(Backend("openai", generator, tokenizer, name, schemas), config=config)
+                backend = Backend("openai", generator, tokenizer, name, schemas, tuned=True, tools_shown=shown)
+                return pharmacist_agent(backend, config=config)
 
             for n in levels:
                 rows.append(level(make_agent, work, n) | {"server": SERVERS[server]})

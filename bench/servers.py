@@ -98,10 +98,11 @@ VLLM_TOOL_PARSER = Path(__file__).resolve().parent.parent / "agent" / "ppsf" / "
 
 
 def vllm_command(model_dir: Path, port: int, *, python: Path = VLLM_PYTHON, max_num_seqs: int = 8) -> list[str]:
-    """`vllm serve model_dir` on 127.0.0.1:port as `ppsf`, float32, with PPSF tool parsing (the ppsf plugin)."""
+    """`vllm serve model_dir` on 127.0.0.1:port, float32, with PPSF tool parsing (the ppsf plugin). The model is
+    served under its path: the agent's openai backend reads the export's tools.json beside it (routing)."""
     return [
         str(python), "-m", "vllm.entrypoints.launchers.api_server.entry", "--model", str(model_dir),
-        "--host", "127.0.0.1", "--port", str(port), "--served-model-name", "ppsf",
+        "--host", "127.0.0.1", "--port", str(port),
         "--dtype", "float32", "--max-model-len", "8192", "--max-num-seqs", str(max_num_seqs),
         "--enforce-eager",  # no torch.compile: minutes of compiling on 2 cores for a 135M model
         "--enable-prefix-caching",
@@ -134,7 +135,7 @@ def llama_cpp_serve(gguf: Path, log_path: Path, *, threads: int = 2, timeout: fl
     # One model, one sequence: concurrent requests wait their turn; by default a new request would instead cut the
     # running stream short (interrupt_requests), which no conversation survives.
     command = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1", "--port",
-               str(port), "--n_ctx", "8192", "--n_threads", str(threads), "--model_alias", "ppsf",
+               str(port), "--n_ctx", "8192", "--n_threads", str(threads),
                "--interrupt_requests", "False"]  # fmt: skip
     base_url = f"http://127.0.0.1:{port}/v1"
     with running(command, {**os.environ, "HF_HUB_OFFLINE": "1"}, log_path, _openai_ready(base_url), timeout):
