@@ -98,7 +98,7 @@ def test_chat_completions_return_openai_tool_calls(server, exported, local, ques
     prompt_tokens, expected = _local_calls(local, request)
     assert expected, "the tuned model writes a call for this question on the local engine"
 
-    reply = client.chat.completions.create(model="ppsf", **request)
+    reply = client.chat.completions.create(model=str(exported), **request)
     assert reply.usage.prompt_tokens == prompt_tokens  # vLLM rendered the same prompt from the folder's template
     choice = reply.choices[0]
     assert choice.finish_reason == "tool_calls"
@@ -106,7 +106,7 @@ def test_chat_completions_return_openai_tool_calls(server, exported, local, ques
     assert [(c.function.name, json.loads(c.function.arguments)) for c in choice.message.tool_calls] == expected
     assert not choice.message.content  # the turn is its calls: no PPSF markup leaks into the content
 
-    chunks = list(client.chat.completions.create(model="ppsf", stream=True, **request))
+    chunks = list(client.chat.completions.create(model=str(exported), stream=True, **request))
     calls = [c for chunk in chunks for ch in chunk.choices for c in ch.delta.tool_calls or []]
     assert [(c.function.name, json.loads(c.function.arguments)) for c in calls] == expected
     assert len({c.id for c in calls}) == len(calls) and [c.index for c in calls] == list(range(len(calls)))
