@@ -18,15 +18,16 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "training")]
+
+from router import POOLS, case_messages  # noqa: E402  (the pools the router and the recipe read)
 
 LANGS = ("tr", "en")
-POOLS = sorted((ROOT / "training" / "decisions").glob("*.jsonl"))
 
 
 def last_patient_text(row: dict) -> str:
     """The last user message of a row (a case of eval/ or of a pool), lower case, spaces collapsed."""
-    messages = row.get("messages") or [{"role": "user", "content": row.get("text") or row.get("query") or ""}]
+    messages = case_messages(row)  # content None where a row has no text: read as empty
     text = next((m.get("content") or "" for m in reversed(messages) if m.get("role") == "user"), "")
     return re.sub(r"\s+", " ", text.casefold()).strip()
 

@@ -250,19 +250,7 @@ class Agent:
             result, parsed = self._generate(
                 prompt, _without(messages, head, shown), answer_written=rendered is not None, start=start
             )
-            if step == 1 and route is not None and parsed.get("tool_calls"):
-                written = parsed["tool_calls"]
-                parsed["tool_calls"] = route.apply(written)
-                if parsed["tool_calls"] != written:  # the developer sees what the model had chosen
-                    log.write("routed_arguments", model_calls=written, calls=parsed["tool_calls"])
-            if self.call_checks and parsed.get("tool_calls"):
-                written = parsed["tool_calls"]
-                parsed["tool_calls"] = with_checks(self.call_checks, written, _without(messages, head, shown))
-                if parsed["tool_calls"] != written:
-                    names = ", ".join(c.name for c in self.call_checks)
-                    log.write("call_checks", checks=names, model_calls=written, calls=parsed["tool_calls"])
-                    action = "set_arguments" if len(parsed["tool_calls"]) == len(written) else "added_calls"
-                    self._emit({"type": "call_checks", "rule": names, "action": action})
+            self._set_calls(parsed, route if step == 1 else None, _without(messages, head, shown), log)
             calls = parsed.get("tool_calls") or []
             stats.steps.append(self._step_stats(step, result, len(calls)))
             assistant = self._assistant_message(parsed, step)
@@ -342,10 +330,7 @@ class Agent:
         messages, head, prompt = self._first_prompt(question_or_messages)
         shown = _without(messages, head, len(self.examples))
         parsed = self._generate(prompt, shown, start=self._reply_start(route))[1]
-        if route is not None and parsed.get("tool_calls"):
-            parsed["tool_calls"] = route.apply(parsed["tool_calls"])
-        if self.call_checks and parsed.get("tool_calls"):
-            parsed["tool_calls"] = with_checks(self.call_checks, parsed["tool_calls"], shown)
+        self._set_calls(parsed, route, shown)
         return parsed
 
     def prompt(self, question_or_messages: str | list[dict]) -> str:
@@ -358,10 +343,26 @@ class Agent:
 
     def _route_run(self, conversation: list[dict]) -> Route | None:
         """The router's choice for the reply to the conversation, and this run's first tools block set by it."""
-        self._shown = None
         route = self._route(conversation)
         self._shown = self._tools_for(route)
         return route
+
+    def _set_calls(self, parsed: dict, route: Route | None, shown: list[dict], log: Transcript | None = None) -> None:
+        """The calls of a parsed reply as they run: the route's arguments (route: the step the router started),
+        then the call checks on the conversation shown; what the model had written goes to log."""
+        if route is not None and parsed.get("tool_calls"):
+            written = parsed["tool_calls"]
+            parsed["tool_calls"] = route.apply(written)
+            if log is not None and parsed["tool_calls"] != written:  # the developer sees what the model had chosen
+                log.write("routed_arguments", model_calls=written, calls=parsed["tool_calls"])
+        if self.call_checks and parsed.get("tool_calls"):
+            written = parsed["tool_calls"]
+            parsed["tool_calls"] = with_checks(self.call_checks, written, shown)
+            if log is not None and parsed["tool_calls"] != written:
+                names = ", ".join(c.name for c in self.call_checks)
+                log.write("call_checks", checks=names, model_calls=written, calls=parsed["tool_calls"])
+                action = "set_arguments" if len(parsed["tool_calls"]) == len(written) else "added_calls"
+                self._emit({"type": "call_checks", "rule": names, "action": action})
 
     def _reply_start(self, route: Route | None) -> str:
         return reply_start(self.render, route.tool) if route is not None else ""

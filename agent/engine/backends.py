@@ -182,11 +182,10 @@ def _llamacpp(options: BackendOptions, store: PrefixStore | None) -> Backend:
     from ..export import default_gguf
     from ..ppsf import load_tokenizer
     from .llamacpp_backend import LlamaCppGenerator, load_llama
-    from .models import recorded_tools, recorded_tools_shown
+    from .models import record_folders, recorded_tools, recorded_tools_shown
 
     gguf = Path(options.gguf or default_gguf())
-    schemas = recorded_tools(gguf.parent, gguf.parent.parent)  # an export's layout: OUT/gguf/NAME.gguf
-    shown = recorded_tools_shown(gguf.parent, gguf.parent.parent)
+    schemas, shown = recorded_tools(*record_folders(gguf)), recorded_tools_shown(*record_folders(gguf))
     llama = load_llama(gguf, threads=options.threads)
     # The GGUF's vocabulary is this repo's tokenizer's (LlamaCppGenerator refuses another).
     tokenizer = load_tokenizer()
@@ -210,7 +209,7 @@ def _openai(options: BackendOptions) -> Backend:
     # repo's tuned model and its record says how it was trained. Anything else is unknown: not taken for the tuned
     # model (a worked example is shown), and the pharmacy shows the repo adapter's tool schemas.
     served = Path(generator.model)
-    folders = (served, served.parent) if served.is_dir() else (served.parent, served.parent.parent)
+    folders = models.record_folders(served)
     schemas = models.recorded_tools(*folders) if served.exists() else None
     if schemas is None:
         return Backend("openai", generator, tokenizer, generator.model)

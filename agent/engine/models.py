@@ -190,6 +190,13 @@ def recorded_tools(*folders: str | os.PathLike | None) -> dict[str, dict] | None
 SHOWN_FILE = "tools_shown.txt"  # beside tools.json: "routed" for a model trained shown only the routed tool
 
 
+def record_folders(path: str | os.PathLike) -> tuple[Path, Path]:
+    """Where the record (tools.json, tools_shown.txt) of the model at path may be: a model folder and its parent,
+    or a weights file's folder and its parent (an export's OUT/gguf/NAME.gguf)."""
+    path = Path(path)
+    return (path, path.parent) if path.is_dir() else (path.parent, path.parent.parent)
+
+
 def recorded_tools_shown(*folders: str | os.PathLike | None) -> str:
     """The tools block the model in the first of folders holding a tools.json was trained on: "routed" (the routed
     tool alone, training/decisions.py) when a tools_shown.txt there says so, else "all"."""
