@@ -163,6 +163,14 @@ def test_a_continued_run_keeps_the_precision_it_started_with(tmp_path, monkeypat
     assert not {"--bf16", "--no-bf16"} & set(recipe.train_argv(values, tmp_path, "cpu", resume=False))
 
 
+def test_more_written_examples_than_the_pools_hold_is_refused_by_name(tmp_path):
+    values = recipe.load_recipe(RECIPE)
+    values["data"] |= {"conversations": 2, "examples": 2, "written_examples": 10**6}
+    values["data"]["mix"] = dict.fromkeys(values["data"]["mix"], 0) | {"usage": 1}
+    with pytest.raises(recipe.RecipeError, match=r"written_examples: 1000000, but training/decisions/ holds \d+"):
+        recipe.write_data(values, tmp_path, "test")
+
+
 # ---------------------------------------------------------------- one command, resumable
 
 

@@ -174,8 +174,12 @@ def write_data(recipe: dict, out: Path, command: str) -> Path:
             )
         rows = rng.sample(rows, data["examples"])  # drawn from all of them: varied over many conversations
         written = written_rows(rows[0]["messages"][:1], gd.tools_block(compact=True), routed)
-        if data["written_examples"] < len(written):  # drawn from every pool: more pools make them more varied
-            written = rng.sample(written, data["written_examples"])
+        if data["written_examples"] > len(written):
+            raise RecipeError(
+                f"[data] written_examples: {data['written_examples']}, but training/decisions/ holds {len(written)} "
+                "patient-written calls; ask for fewer or write more"
+            )
+        written = rng.sample(written, data["written_examples"])  # drawn from every pool: more pools, more varied
         rows = rng.sample(rows + written, len(rows) + len(written))
     if routed:  # what the adapter records (train_lora: tools.json, tools_shown.txt)
         rows = [r | {"shown": "routed"} for r in rows]
