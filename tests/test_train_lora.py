@@ -120,6 +120,44 @@ def test_a_second_stage_continues_a_saved_adapter_and_stops_at_a_step(tmp_path, 
     assert any(before[k].abs().sum() > 0 for k in before if "lora_B" in k)
 
 
+def _tiny_run(tmp_path, tiny_model_dir, data, name: str, *extra: str) -> dict:
+    """train_lora as tiny_adapter trains it (2 steps of 1 on its 3 conversations), into tmp_path/name."""
+    argv = ["--data", str(data), "--model", str(tiny_model_dir), "--device", "cpu", "--max-steps", "2"]
+    argv += ["--grad-accum", "1", "--max-length", "1400", "--logging-steps", "1", *extra]
+    assert train_lora.main([*argv, "--out", str(tmp_path / name), "--work-dir", str(tmp_path / f"{name}-run")]) == 0
+    return json.loads((tmp_path / name / "training_info.json").read_text(encoding="utf-8"))
+
+
+def test_a_budget_that_every_example_fits_trains_the_run_without_one(tmp_path, tiny_model_dir, tiny_adapter):
+    from safetensors.torch import load_file
+
+    first, data = tiny_adapter
+    info = _tiny_run(tmp_path, tiny_model_dir, data, "fit", "--fit-minutes", "30")
+    assert info["fit"]["examples"] == info["fit"]["of"] == 3 and info["fit"]["probe_tokens_per_second"] > 0
+    assert info["conversations"] == 3 and info["steps"] == 2
+    # the probe's forward and backward passes leave no trace: the same weights as the run without a budget
+    before, after = (
+        load_file(first / "adapter_model.safetensors"),
+        load_file(tmp_path / "fit" / "adapter_model.safetensors"),
+    )
+    assert before.keys() == after.keys() and all(torch.equal(before[k], after[k]) for k in before)
+    assert json.loads((tmp_path / "fit-run" / train_lora.FIT_FILE).read_text(encoding="utf-8")) == info["fit"]
+
+
+def test_a_budget_trains_the_first_examples_it_fits_and_refuses_one_that_fits_none(
+    tmp_path, tiny_model_dir, tiny_adapter, monkeypatch
+):
+    _, data = tiny_adapter
+    # no example fits once loading the model has spent the budget
+    with pytest.raises(SystemExit, match=r"--fit-minutes 0.0001: no example fits at \d+ tokens/s measured here"):
+        _tiny_run(tmp_path, tiny_model_dir, data, "none", "--fit-minutes", "0.0001")
+    # a budget that fits two of the three: the first two are trained (the clock is the probe's, faked here)
+    fit = {"minutes": 1.0, "probe_tokens_per_second": 1.0, "examples": 2, "of": 3}
+    monkeypatch.setattr(train_lora, "fit_examples", lambda *a: fit)
+    info = _tiny_run(tmp_path, tiny_model_dir, data, "two", "--fit-minutes", "1", "--max-steps", "0")
+    assert info["fit"] == fit and info["conversations"] == 2 and info["steps"] == 2 and info["epochs"] == 1.0
+
+
 def test_trl_trains_on_the_template_tokens_with_the_turn_stop_mask(tiny_model_dir, tiny_adapter):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 

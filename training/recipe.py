@@ -59,8 +59,9 @@ SECTIONS: dict[str, set[str]] = {
         "max_length",
         "seed",
         "save_steps",
+        "fit_minutes",
     },
-    "cpu": {"batch_size", "grad_accum", "save_steps"},
+    "cpu": {"batch_size", "grad_accum", "save_steps", "fit_minutes"},
     "router": {"conversations"},
     "eval": {"max_steps", "dev", "test"},
 }

@@ -204,6 +204,47 @@ def loss_positions_trainer():
     return LossPositionsSFTTrainer
 
 
+FIT_FILE = "fit.json"  # in --work-dir: the examples a fitted run trains on, so that a continued run keeps them
+
+
+def fit_examples(trainer, minutes: float, started: float, probe: int = 8) -> dict:
+    """How many of the trainer's examples, in order, this process trains within `minutes` of wall time since
+    `started`: their tokens at the tokens/s of the trainer's own forward and backward pass, timed here on `probe`
+    batches (the first untimed: it sets oneDNN up). A slower machine trains on fewer of the (shuffled) examples, with
+    the schedule those make, instead of running past a session. The probe changes no weight: its gradients, the
+    trainer's metrics and every random state are put back, so a run the budget does not cut is the run without it."""
+    import copy
+    import itertools
+
+    import numpy as np
+    import torch
+
+    states = (random.getstate(), np.random.get_state(), torch.get_rng_state())
+    metrics, seen = copy.deepcopy(trainer._metrics), trainer._total_train_tokens
+    tokens, seconds = 0, 0.0
+    for i, batch in enumerate(itertools.islice(trainer.get_train_dataloader(), probe)):
+        clock = time.perf_counter()
+        trainer.model.train()
+        with trainer.compute_loss_context_manager():  # what Trainer.training_step runs: autocast, loss, backward
+            loss = trainer.compute_loss(trainer.model, trainer._prepare_inputs(batch))
+        loss.backward()
+        if i:
+            seconds += time.perf_counter() - clock
+            tokens += int(batch["attention_mask"].sum()) if "attention_mask" in batch else batch["input_ids"].numel()
+    trainer.model.zero_grad(set_to_none=True)
+    trainer._metrics, trainer._total_train_tokens = metrics, seen
+    random.setstate(states[0]), np.random.set_state(states[1]), torch.set_rng_state(states[2])
+    rate = tokens / max(seconds, 1e-9)
+    budget = (minutes * 60 - (time.time() - started)) * rate
+    lengths = [len(x) for x in trainer.train_dataset["input_ids"]]
+    total, n = 0, 0
+    while n < len(lengths) and total + lengths[n] <= budget:
+        total, n = total + lengths[n], n + 1
+    if n == 0:
+        raise SystemExit(f"--fit-minutes {minutes:g}: no example fits at {rate:.0f} tokens/s measured here")
+    return {"minutes": minutes, "probe_tokens_per_second": round(rate, 1), "examples": n, "of": len(lengths)}
+
+
 def _unpadded(inputs: dict) -> bool:
     mask = inputs.get("attention_mask")
     return mask is None or bool(mask.all())
@@ -354,6 +395,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--max-minutes", type=float, help="stop after this many minutes (the adapter is still saved)")
     p.add_argument(
+        "--fit-minutes",
+        type=float,
+        help="train on as many of the first examples as this command reaches in this many minutes, at the tokens/s "
+        "measured here first (fit_examples; a continued run keeps the examples its start chose)",
+    )
+    p.add_argument(
         "--stop-at-step",
         type=int,
         help="stop after this step of the --max-steps schedule (reproduces a run that --max-minutes cut short)",
@@ -451,6 +498,11 @@ def main(argv: list[str] | None = None) -> int:
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     trainer = build_trainer(model, tokenizer, rows, args)
+    fit = fitted(trainer, args, started) if args.fit_minutes else None
+    if fit is not None and fit["examples"] < len(rows):
+        rows = rows[: fit["examples"]]
+        trainer.train_dataset = trainer.train_dataset.select(range(len(rows)))
+        print(f"fit: {len(rows)} of {fit['of']} examples in {args.fit_minutes:g} min", file=sys.stderr, flush=True)
     n_tokens = sum(len(x) for x in trainer.train_dataset["input_ids"])
     n_loss = sum(sum(1 for t in x if t != -100) for x in trainer.train_dataset["labels"])
     print(f"{len(rows)} conversations, {n_tokens} tokens ({n_loss} in the loss)", file=sys.stderr, flush=True)
@@ -500,6 +552,7 @@ def main(argv: list[str] | None = None) -> int:
         # tokens through the model per second of that loop: the examples' tokens seen in this process (padding
         # excluded; a continued run counts only the steps since its checkpoint)
         "tokens_per_second": round(_tokens_seen(trainer, n_tokens, checkpoint) / max(train_seconds, 1e-9), 1),
+        "fit": fit,  # --fit-minutes: the examples trained within the budget (fit_examples)
         "first_loss": history[0]["loss"] if history else None,
         "last_loss": history[-1]["loss"] if history else None,
         "trl": __import__("trl").__version__,
@@ -512,6 +565,17 @@ def main(argv: list[str] | None = None) -> int:
     write_card(args.out, info)
     print(json.dumps(info), flush=True)
     return 0
+
+
+def fitted(trainer, args: argparse.Namespace, started: float) -> dict:
+    """fit_examples for this run, or what a continued run's start chose (--work-dir's fit.json)."""
+    path = args.work_dir / FIT_FILE
+    if args.resume and last_checkpoint(args.work_dir) is not None and path.is_file():
+        return json.loads(path.read_text(encoding="utf-8"))
+    fit = fit_examples(trainer, args.fit_minutes, started)
+    args.work_dir.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(fit, indent=2) + "\n", encoding="utf-8")
+    return fit
 
 
 def _tokens_seen(trainer, n_tokens: int, checkpoint: str | None) -> float:
