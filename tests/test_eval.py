@@ -409,7 +409,7 @@ TRAINING_COLUMNS = [
     "stage9",
     "default",
 ]
-# Runs docs/training.md reports in its text only (not a table column)
+# Runs docs/training.md reports in one row of its history table (not a column of the stage table)
 TRAINING_TEXT_RUNS = ["gpu_second_epoch", "round6_cpu", "wise_ft_05"]
 # The templated runs kept in the tree: what README.md and the docs cite as current
 KEPT = ["base", "default"]
@@ -480,6 +480,10 @@ def test_docs_and_adapter_card_show_the_committed_scores():
     for key, label in card_writer.CARD_METRICS:
         row = f"| {label} | {' | '.join(card_writer._fmt(s[key]) for s in summaries)} |"
         assert any(line.startswith(row) for line in readme.splitlines()), row
+    # the history table's row of the runs beside the stages: their tool + arguments, in the order it names them
+    row = next(line for line in readme.splitlines() if all(f"`templated/{n}`" in line for n in TRAINING_TEXT_RUNS))
+    figures = [runs[f"templated/{n}"]["figures"]["tool_args_accuracy"] for n in TRAINING_TEXT_RUNS]
+    assert f"| `cases.jsonl` {', '.join(card_writer._fmt(f) for f in figures)} |" in row, row
     # the default adapter's card (training/recipe.py --card): its recipe's sets, dev and test, as committed
     values = recipe.load_recipe(RESULTS.parent.parent / "training" / "recipes" / "default.yaml")
     stems = [Path(n).stem for n in values["eval"]["dev"] + values["eval"]["test"]]
