@@ -321,3 +321,22 @@ def test_the_cpu_probe_summaries_rescore(stem):
         f"{s['unsafe_dose_answers']} |"
     )
     assert row in (ROOT / "docs" / "training.md").read_text(encoding="utf-8")
+
+
+def test_the_default_recipe_ran_within_the_hour_on_both_kinds_of_cpu():
+    """The committed adapter's run (AVX-512, bf16) and the same command on an AVX2 CPU (fp32, its record in
+    eval/results/recipe_avx2/): the same data, every example trained, each whole command under 60 minutes, as
+    docs/training.md reports them."""
+    default = json.loads((ROOT / "adapter" / "training_info.json").read_text(encoding="utf-8"))
+    avx2 = json.loads((ROOT / "eval" / "results" / "recipe_avx2" / "training_info.json").read_text(encoding="utf-8"))
+    assert (
+        avx2["data_sha256"] == default["data_sha256"]
+        and avx2["recipe_values"]["data"] == default["recipe_values"]["data"]
+    )
+    assert (default["bf16"], avx2["bf16"]) == (True, False) and avx2["fit"]["examples"] == avx2["fit"]["of"] == 2000
+    assert avx2["steps"] == default["steps"] and avx2["tokens"] == default["tokens"]
+    docs = " ".join((ROOT / "docs" / "training.md").read_text(encoding="utf-8").split())
+    for info in (default, avx2):
+        minutes = sum(info["phase_seconds"].values()) / 60
+        assert minutes < 60 and f"{minutes:.1f} min for the whole command" in docs, minutes
+        assert f"{info['tokens_per_second']} tokens/s" in docs
