@@ -325,10 +325,12 @@ def test_the_cpu_probe_summaries_rescore(stem):
 
 def test_the_default_recipe_ran_within_the_hour_on_both_kinds_of_cpu():
     """The committed adapter's run (AVX-512, bf16) and the same command on an AVX2 CPU (fp32, its record in
-    eval/results/recipe_avx2/): the same data, every example trained, each whole command under 60 minutes, as
+    eval/results/recipe_avx2/adapter/): the same data, every example trained, each whole command under 60 minutes, as
     docs/training.md reports them."""
     default = json.loads((ROOT / "adapter" / "training_info.json").read_text(encoding="utf-8"))
-    avx2 = json.loads((ROOT / "eval" / "results" / "recipe_avx2" / "training_info.json").read_text(encoding="utf-8"))
+    avx2 = json.loads(
+        (ROOT / "eval" / "results" / "recipe_avx2" / "adapter" / "training_info.json").read_text(encoding="utf-8")
+    )
     assert (
         avx2["data_sha256"] == default["data_sha256"]
         and avx2["recipe_values"]["data"] == default["recipe_values"]["data"]
