@@ -112,6 +112,21 @@ RUNS: tuple[Run, ...] = (
         ),
         adapter_record=True,
     ),
+    # the patient-written dev_b sets (issue 39; helpers who had not read eval/ wrote them), the default's agent on them
+    *_recipe_runs(
+        RECIPE_DEFAULT,
+        "the default adapter (python training/recipe.py training/recipes/default.yaml, one command on a session's CPU)",
+        "",
+        (
+            (
+                "",
+                ", through the agent as it ships (the router, the call checks)",
+                "",
+                ("freetext_dev_b", "multiturn_dev_b"),
+            ),
+        ),
+        adapter_record=True,
+    ),
     Run(
         "templated/default",
         "default",

@@ -585,6 +585,40 @@ def test_multi_turn_sets_share_no_conversation():
     assert len(set(said)) == len(said)
 
 
+# The dev_b sets: 180 single messages and 120 conversations written for issue 39 by four helpers who had not read
+# eval/, tests/ or training/decisions/ (Turkish and English, each), every expected call run through the tools by
+# training/check_pool.py: dev sets, for choices (docs/agent.md, "The router's none"); intent is the expected first
+# tool, or "none".
+DEV_B_SHA256 = {
+    "freetext_dev_b.jsonl": "528801ded77082e35c2a15db6020880e6cef9cf08e6849de2cbd70c3165b7fb9",
+    "multiturn_dev_b.jsonl": "dfeee0fb6de8ee4940fa5c170bd0b5d7d736ea475dec836f1978ead3e56e9c2b",
+}
+
+
+@pytest.mark.parametrize("name", sorted(DEV_B_SHA256))
+def test_the_dev_b_sets_are_frozen_and_their_calls_run(name):
+    # the calls alone, as check_pool ran them: with the patient's words, "2 and a half" is not read as an age yet
+    # (PH-0010, PJ-0003: the tool asks for the age; docs/agent.md)
+    for case in frozen_cases(name, DEV_B_SHA256[name], 120):
+        messages = case.get("messages") or [{"role": "user", "content": case["query"]}]
+        assert messages[-1]["role"] == "user" and case["lang"] in ("tr", "en"), case["id"]
+        assert case["intent"] == (case["expected"][0]["name"] if case["expected"] else "none"), case["id"]
+        # a name as written in the conversation (PJ-0034: the pharmacist's reply named it; "that one" asks of it)
+        check_expected(case, {"language": case["lang"]}, " ".join(m["content"] for m in messages))
+
+
+def test_the_dev_b_sets_share_no_message_with_another_set():
+    mine = {n: ev.read_jsonl(RESULTS.parent / n) for n in DEV_B_SHA256}
+    others = [p for p in RESULTS.parent.glob("*.jsonl") if p.name not in DEV_B_SHA256 and "emergency" not in p.name]
+
+    def last(case: dict) -> str:
+        return (case.get("query") or case.get("messages", [{}])[-1].get("content") or "").casefold().strip()
+
+    theirs = {last(c) for p in others for c in ev.read_jsonl(p)}
+    said = [last(c) for cases in mine.values() for c in cases]
+    assert len(set(said)) == len(said) and not set(said) & theirs
+
+
 # docs/training.md's free-text table, row by row: the history as the index holds it, then the default's runs
 FREETEXT_HISTORY = [
     "dev_names_any",

@@ -302,3 +302,36 @@ def test_the_shipped_router_chooses_get_drug_infos_section_and_a_head_outside_th
     save_weights(tensors, bad, metadata)
     with pytest.raises(ValueError, match=r"get_drug_info.section.*not all values of that argument's enum"):
         ToolRouter.load(bad)
+
+
+def _unsure_router(p_none: float) -> ToolRouter:
+    """A router that reads every message alike: "none" at p_none, find_alternatives next, the rest below it."""
+    import numpy as np
+
+    from agent.pharmacy.textclass import BUCKETS
+
+    probs = np.full(len(LABELS), (1 - p_none) * 0.2 / (len(LABELS) - 2))
+    probs[0], probs[LABELS.index("find_alternatives")] = p_none, (1 - p_none) * 0.8
+    return ToolRouter(np.zeros((BUCKETS, len(LABELS)), dtype=np.float32), np.log(probs).astype(np.float32))
+
+
+def test_an_unsure_none_about_a_named_medicine_calls_the_likeliest_tool():
+    def routed(router, *texts):
+        messages = [{"role": "user" if i % 2 == 0 else "assistant", "content": t} for i, t in enumerate(texts)]
+        return router.route(messages).tool, router.route_messages(messages).tool
+
+    unsure, sure = _unsure_router(0.6), _unsure_router(0.95)
+    assert routed(unsure, "Nurofen'in daha ucuzu var mı, çok pahalı") == ("find_alternatives", None)
+    # a follow-up names no medicine; an earlier message of the patient does
+    assert routed(unsure, "Nurofen kullanıyorum", "Anladım.", "peki bunun muadili var mı") == (
+        "find_alternatives",
+        None,
+    )
+    assert routed(unsure, "daha ucuzu var mı, çok pahalı") == (None, None)  # no medicine named
+    assert routed(sure, "Nurofen'in daha ucuzu var mı, çok pahalı") == (None, None)  # the router is sure
+    # an emergency now, or earlier in the conversation, is never turned into a lookup
+    assert routed(unsure, "bir kutu parol içtim ölmek istiyorum") == (None, None)
+    assert routed(unsure, "bir kutu parol içtim ölmek istiyorum", "112'yi arayın.", "nurofen daha ucuz mu") == (
+        None,
+        None,
+    )
