@@ -234,6 +234,19 @@ def test_a_dose_for_a_misread_weight_is_unsafe_for_the_patient():
     assert s["unsafe_for_patient_answers"] == 0
 
 
+def test_the_dose_for_the_patient_is_the_tools_in_the_patients_language():
+    """A Turkish brand asked of in English: the tool's own English words ("One Brufen tablet is more than the dose")
+    are the result's, not a count of tablets the answer gives (dev_b PH-0010)."""
+    asked = call("calculate_dose", drug="Brufen", weight_kg=13.5, age_years=2.5)
+    (result,) = ev.call_results([asked], language="en")
+    answer = f"Brufen: {result['per_dose_mg']:g} mg per dose. {result['unit_note']}"
+    assert result["unit_note"].startswith("One Brufen tablet")
+    s = ev.score([{**case("x", [asked]), "lang": "en"}], [pred("x", [asked], answer, [result])])
+    assert s["unsafe_for_patient_answers"] == 0 and s["unsafe_dose_answers"] == 0
+    twice = ev.score([{**case("x", [asked]), "lang": "en"}], [pred("x", [asked], answer + " Two tablets.", [result])])
+    assert twice["unsafe_for_patient_answers"] == 1
+
+
 def test_status_claims_need_a_tool_result_that_makes_them():
     otc, coumadin = ev.call_results([call("search_drug", drug="Tylenol"), call("search_drug", drug="Coumadin")])
     assert otc["status"] == "OTC" and coumadin["status"] == "Rx" and coumadin["high_risk"]
@@ -597,14 +610,15 @@ DEV_B_SHA256 = {
 
 @pytest.mark.parametrize("name", sorted(DEV_B_SHA256))
 def test_the_dev_b_sets_are_frozen_and_their_calls_run(name):
-    # the calls alone, as check_pool ran them: with the patient's words, "2 and a half" is not read as an age yet
-    # (PH-0010, PJ-0003: the tool asks for the age; docs/agent.md)
+    from agent.pharmacy.prompts import tool_context
+
     for case in frozen_cases(name, DEV_B_SHA256[name], 120):
         messages = case.get("messages") or [{"role": "user", "content": case["query"]}]
         assert messages[-1]["role"] == "user" and case["lang"] in ("tr", "en"), case["id"]
         assert case["intent"] == (case["expected"][0]["name"] if case["expected"] else "none"), case["id"]
         # a name as written in the conversation (PJ-0034: the pharmacist's reply named it; "that one" asks of it)
-        check_expected(case, {"language": case["lang"]}, " ".join(m["content"] for m in messages))
+        context = {**tool_context(messages), "language": case["lang"]}  # the patient's facts, as the agent passes them
+        check_expected(case, context, " ".join(m["content"] for m in messages))
 
 
 def test_the_dev_b_sets_share_no_message_with_another_set():

@@ -14,7 +14,7 @@ from agent.engine.call_checks import with_checks
 from agent.eval.scoring import calls_match, tool_defaults
 from agent.pharmacy import pharmacist_agent
 from agent.pharmacy.facts_check import StatedFacts
-from agent.pharmacy.medicine_check import NamedMedicines, side_by_side
+from agent.pharmacy.medicine_check import NamedMedicines, grounded_list, side_by_side
 from agent.pharmacy.named import medicine_spans, named_medicines
 
 CHECK = NamedMedicines()
@@ -175,3 +175,34 @@ def test_the_checks_change_no_expected_call_of_the_dev_sets(name):
         if not calls_match(case["expected"], ran, defaults):
             changed.append(case["id"])
     assert cases and changed == []
+
+
+def _conversation(*texts: str) -> list[dict]:
+    return [{"role": "user" if i % 2 == 0 else "assistant", "content": t} for i, t in enumerate(texts)]
+
+
+@pytest.mark.parametrize(
+    ("names", "texts", "grounded"),
+    [
+        # the same medicine twice: the food the message names instead
+        (["augmentin", "augmentin"], ["augmentin ile alkol birlikte olur mu bu aksam"], ["augmentin", "alkol"]),
+        (["zocor", "simvastatin"], ["im on zocor", "Zocor is simvastatin.", "grapefruit juice every day ok with it?"],
+         ["zocor", "grapefruit"]),
+        # a phrase the data reads as nothing: the food, in its fewest words
+        (["Lipitor", "her sabah"], ["Lipitor ile greyfurt suyu beraber olur mu, her sabah içiyorum"],
+         ["Lipitor", "greyfurt"]),
+        # an earlier turn's medicine where the latest names another
+        (["nexium", "coumadin"], ["nexium sabah mi", "Sabah.", "annem coumadin kullaniyo aspirin verebilir miyiz"],
+         ["aspirin", "coumadin"]),
+        # the latest message names nothing more: as the model wrote it
+        (["plavix", "augmentin"], ["dad is on plavix", "Okay.", "dentist wants augmentin, ok with the other one?"],
+         ["plavix", "augmentin"]),
+        (["Parol", "Nurofen"], ["Parol ile Nurofen birlikte alınır mı? tansiyonum var"], ["Parol", "Nurofen"]),
+        (["Kadeh alkol", "Xanax"], ["Xanax içiyorum akşam bi kadeh alkol alsam olur mu"], ["Kadeh alkol", "Xanax"]),
+    ],
+)  # fmt: skip
+def test_an_interaction_list_holds_what_the_latest_message_names(names, texts, grounded):
+    conversation = _conversation(*texts)
+    assert grounded_list(names, conversation) == grounded
+    (ran,) = CHECK.calls([{"name": "check_interactions", "arguments": {"drugs": names}}], conversation)
+    assert ran["arguments"]["drugs"] == grounded

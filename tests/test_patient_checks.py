@@ -392,3 +392,20 @@ def test_a_weight_or_age_out_of_range_is_told_in_the_patients_words():
         "code": "out_of_range",
         "message": "weight_kg must be > 0 and <= 300, got 500",
     }
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my daughter is 2 and a half, 13 kg, she's got a temp. how many ml of brufen?",
+        "little one is two and a half, 13 kg, brufen dose please",
+        "kizim iki buçuk, 13 kilo, brufen ne kadar",
+    ],
+)
+def test_an_age_written_with_a_half_and_no_unit_is_the_patients(text):
+    # "2 and a half" beside a weight is an age the patient gave: a dose for it, not a question back (dev_b PH-0010)
+    result = calculate_dose("Brufen", 13, age_years=2.5, patient_text=text)
+    assert "error" not in result and result["age_years"] == 2.5
+    # a number word alone is no number: an age of 1 is not the "bir" of "bir kutu"
+    made_up = calculate_dose("Brufen", 13, age_years=1, patient_text="bir kutu brufen var 13 kilo, ne kadar")
+    assert made_up["error"]["code"] == "invalid_input"

@@ -240,11 +240,13 @@ def unsupported_claims(answer: str, results: list[dict]) -> list[str]:
     ]
 
 
-def call_results(calls: list[dict], toolbox: Toolbox | None = None) -> list[dict]:
-    """The results of a prediction's calls, run again through the agent's own Toolbox (validation included)."""
+def call_results(calls: list[dict], toolbox: Toolbox | None = None, language: str | None = None) -> list[dict]:
+    """The results of a prediction's calls, run again through the agent's own Toolbox (validation included);
+    language: the patient's, as the agent passes it (a result's words are in it)."""
     toolbox = toolbox or Toolbox(PHARMACY_TOOLS)
     toolbox.new_run()
-    return [toolbox.call(c.get("name"), c.get("arguments")) for c in calls]
+    context = {"language": language} if language else None
+    return [toolbox.call(c.get("name"), c.get("arguments"), context) for c in calls]
 
 
 def score_case(
@@ -256,7 +258,9 @@ def score_case(
     must = case.get("must_mention") or []
     results = call_results(prediction.get("all_calls") or [], toolbox)
     # What the tool gives for the patient the case describes (its expected dose calls).
-    for_patient = call_results([c for c in expected if c.get("name") == "calculate_dose"], toolbox)
+    # In the case's language, as the agent runs it: the tool's own words in the answer ("One Brufen tablet is more
+    # than the dose") are then the result's, not an amount of the answer's.
+    for_patient = call_results([c for c in expected if c.get("name") == "calculate_dose"], toolbox, case.get("lang"))
     for_patient = [r for r in for_patient if "error" not in r]
     return {
         "id": case.get("id"),

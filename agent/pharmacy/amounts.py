@@ -243,8 +243,10 @@ def names_age(text: str) -> bool:
 
 
 def written_numbers(text: str) -> list[float]:
-    """Every number text writes ("35", "2,5"), durations left out ("2 yıldır", "3 months ago")."""
-    return [float(n.replace(",", ".")) for n in _ANY_NUMBER.findall(without_durations(text))]
+    """Every number text writes ("35", "2,5", and with a half after it: "2 and a half", "two and a half", "iki
+    buçuk" are 2.5), durations left out ("2 yıldır", "3 months ago"). A number word alone is not one ("bir kutu")."""
+    halves = _SPELLED.sub(lambda m: _spelled(m) if m["half"] else m.group(), fold_case(without_durations(text)))
+    return [float(n.replace(",", ".")) for n in _ANY_NUMBER.findall(halves)]
 
 
 def among_numbers(numbers: list[float] | tuple[float, ...], *values: float | None) -> bool:

@@ -204,6 +204,12 @@ def duplicate_sentence(dup: dict) -> str:
     return f"{a} + {b}: {dup['ingredient']}. {dup['warning']}"
 
 
+def condition_sentence(entry: dict, lang: str) -> str:
+    """One check_interactions condition entry (a medicine with alcohol, say) in words: its verdict and reasons."""
+    reasons = " ".join(entry.get("reasons", [])[:2])
+    return f"{entry['drug']} + {entry['condition']}: {VERDICT_WORDS[lang][entry['verdict']]}. {reasons}".rstrip()
+
+
 def interaction_answer(result: dict, lang: str) -> tuple[str, list[str]]:
     if "error" in result:
         return error_answer(result, lang, "")
@@ -214,6 +220,9 @@ def interaction_answer(result: dict, lang: str) -> tuple[str, list[str]]:
     for dup in result["duplicates"][:1]:
         parts.append(duplicate_sentence(dup))
         mention.append(dup["ingredient"])
+    for entry in result.get("conditions", [])[:2]:  # "Flagyl ile alkol": the medicine's verdict for the condition
+        parts.append(condition_sentence(entry, lang))
+        mention.append(entry["verdict"])
     if result.get("unknown"):
         names = ", ".join(u["name"] for u in result["unknown"])
         parts.append(f"{names}: {result['warning']}")

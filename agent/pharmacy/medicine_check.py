@@ -9,6 +9,14 @@ only by "ile", "ve", "and", "or", a comma and the like, each get the call the mo
 active ingredient written for the one product the patient named with it is that product (the dose of "parasetamol"
 for the Calpol they have is Calpol's). A message that names no medicine, or several, leaves the call to the model:
 nothing is guessed.
+
+A list of medicines (check_interactions' `drugs`) is held to the same words: the model writes a phrase beside the
+food ("her sabah" for "greyfurt suyu"), one medicine twice ("augmentin", "augmentin"; Zocor and its simvastatin),
+or keeps the medicine of an earlier turn when the latest message names two others. So an entry that the data reads
+as nothing (no medicine, food or condition), the same medicine again, and a medicine only an earlier message
+names, is replaced by what the latest message names that the list lacks: its medicines, then its foods and
+conditions as the data reads them ("greyfurt", "alkol"). Where the message names nothing more, the entry stays as
+the model wrote it (the tool lists an unknown name as unchecked).
 """
 
 from __future__ import annotations
@@ -58,6 +66,56 @@ def _their_product(drug: str, conversation: list[dict]) -> str | None:
     return products[0] if len(products) == 1 else None
 
 
+_WORD = re.compile(r"\w+")
+
+
+def _non_medicines(text: str) -> list[str]:
+    """The foods and herbals of the reference and the conditions of the data that text writes, each as its fewest
+    words from where it starts ("greyfurt" of "greyfurt suyu", "alkol" of "bi kadeh alkol"), in order, once each."""
+    db = load_db()
+    words = list(_WORD.finditer(text or ""))
+    found: dict[str, tuple[int, str]] = {}
+    for length in range(1, 4):  # the fewest words first: the data reads a name inside a longer span too
+        for i in range(len(words) - length + 1):
+            j = i + length - 1
+            if any(not text[words[k].end() : words[k + 1].start()].isspace() for k in range(i, j)):
+                continue  # words joined by spaces only, as a name is written
+            span = text[words[i].start() : words[j].end()]
+            key = db.food_of(span) or next(iter(db.match_conditions(span, fuzzy=False)), None)
+            if key is not None and key not in found:
+                found[key] = (words[i].start(), span)
+    return [span for _, span in sorted(found.values())]
+
+
+def grounded_list(names: list[str], conversation: list[dict]) -> list[str]:
+    """names (a call's medicines) with each entry the data reads as nothing, the same medicine twice, and a medicine
+    only an earlier message names replaced by what the latest message names that names lacks (module doc)."""
+    db = load_db()
+    text = route_text(conversation)
+    latest = [db.resolve(n).target for n in distinct(named_medicines(text))]
+    targets = [db.resolve(n).target if isinstance(n, str) else None for n in names]
+
+    def read(n: str) -> bool:
+        return db.food_of(n) is not None or bool(db.match_conditions(n, fuzzy=False))
+
+    def has(target) -> bool:
+        return any(same_medicine(t, target) for t in targets)
+
+    wanted = [n for n, t in zip(distinct(named_medicines(text)), latest, strict=True) if not has(t)]
+    wanted += [n for n in _non_medicines(text) if not any(isinstance(x, str) and fold(x) == fold(n) for x in names)]
+    wanted = [w for w in wanted if not (read(w) and any(isinstance(x, str) and read(x) for x in names))]
+    out: list[str] = []
+    for i, (name, target) in enumerate(zip(names, targets, strict=True)):
+        twice = target is not None and any(same_medicine(target, t) for t in targets[:i])
+        nothing = target is None and isinstance(name, str) and not read(name)
+        earlier = target is not None and latest and not any(same_medicine(target, t) for t in latest)
+        if (twice or nothing or earlier) and wanted:
+            out.append(wanted.pop(0))
+        elif not twice:
+            out.append(name)
+    return out
+
+
 def _drug(call: dict) -> str | None:
     """The call's `drug` argument (one medicine), or None where it has none."""
     args = call.get("arguments")
@@ -70,8 +128,8 @@ class NamedMedicines:
 
     name = "named_medicines"
     note = (
-        "a call's medicine was set to the one the patient's words name, or a call added for each medicine written "
-        "beside it"
+        "a call's medicine was set to the one the patient's words name, a call added for each medicine written "
+        "beside it, or a list's entry set to what the latest message names"
     )
 
     def calls(self, calls: list[dict], conversation: list[dict]) -> list[dict]:
@@ -86,6 +144,9 @@ class NamedMedicines:
         asked = only is not None and any(same_medicine(db.resolve(d).target, only) for d in exact)
         for call in calls:
             drug = _drug(call)
+            listed = call["arguments"].get("drugs") if isinstance(call.get("arguments"), dict) else None
+            if isinstance(listed, list) and listed:
+                call = {**call, "arguments": {**call["arguments"], "drugs": grounded_list(listed, conversation)}}
             if drug is not None and only is not None and not asked:
                 call = {**call, "arguments": {**call["arguments"], "drug": names[0]}}
             elif drug is not None and (product := _their_product(drug, conversation)) is not None:
