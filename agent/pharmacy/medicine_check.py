@@ -92,23 +92,22 @@ def grounded_list(names: list[str], conversation: list[dict]) -> list[str]:
     only an earlier message names replaced by what the latest message names that names lacks (module doc)."""
     db = load_db()
     text = route_text(conversation)
-    latest = [db.resolve(n).target for n in distinct(named_medicines(text))]
+    named = distinct(named_medicines(text))
+    latest = [db.resolve(n).target for n in named]
     targets = [db.resolve(n).target if isinstance(n, str) else None for n in names]
 
-    def read(n: str) -> bool:
+    def read(n: str) -> bool:  # a food or condition the data reads (check_interactions answers it as one)
         return db.food_of(n) is not None or bool(db.match_conditions(n, fuzzy=False))
 
-    def has(target) -> bool:
-        return any(same_medicine(t, target) for t in targets)
-
-    wanted = [n for n, t in zip(distinct(named_medicines(text)), latest, strict=True) if not has(t)]
-    wanted += [n for n in _non_medicines(text) if not any(isinstance(x, str) and fold(x) == fold(n) for x in names)]
-    wanted = [w for w in wanted if not (read(w) and any(isinstance(x, str) and read(x) for x in names))]
+    wanted = [n for n, t in zip(named, latest, strict=True) if not any(same_medicine(x, t) for x in targets)]
+    # a food or condition only where the list has none: one the model wrote as the data reads it stays
+    if not any(isinstance(x, str) and read(x) for x in names):
+        wanted += _non_medicines(text)
     out: list[str] = []
     for i, (name, target) in enumerate(zip(names, targets, strict=True)):
         twice = target is not None and any(same_medicine(target, t) for t in targets[:i])
         nothing = target is None and isinstance(name, str) and not read(name)
-        earlier = target is not None and latest and not any(same_medicine(target, t) for t in latest)
+        earlier = target is not None and bool(latest) and not any(same_medicine(target, t) for t in latest)
         if (twice or nothing or earlier) and wanted:
             out.append(wanted.pop(0))
         elif not twice:

@@ -96,9 +96,13 @@ class ToolRouter:
 
     def route_messages(self, messages: list[dict]) -> Route:
         """The classifier's choice for the latest message, as it is."""
+        return self._best(messages, range(len(LABELS)))
+
+    def _best(self, messages: list[dict], labels: range) -> Route:
+        """The route of the likeliest of labels (indices into LABELS) for the latest message."""
         ids = features(route_text(messages))
         probs = softmax(head_logits(self.weight, self.bias, ids))
-        best = max(range(len(LABELS)), key=lambda i: probs[i])
+        best = max(labels, key=lambda i: probs[i])
         return self._route(ids, best, probs[best])
 
     def _route(self, ids: list[int], label: int, confidence: float) -> Route:
@@ -113,10 +117,7 @@ class ToolRouter:
     def route(self, messages: list[dict]) -> Route | None:
         route = self.route_messages(messages)
         if route.tool is None and route.confidence < NONE_SURE and _about_a_medicine(messages):
-            ids = features(route_text(messages))
-            probs = softmax(head_logits(self.weight, self.bias, ids))
-            best = max(range(1, len(LABELS)), key=lambda i: probs[i])
-            route = self._route(ids, best, probs[best])
+            route = self._best(messages, range(1, len(LABELS)))  # the likeliest tool
         return route if route.confidence >= self.threshold else None
 
 
