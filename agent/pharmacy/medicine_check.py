@@ -99,16 +99,24 @@ def grounded_list(names: list[str], conversation: list[dict]) -> list[str]:
     def read(n: str) -> bool:  # a food or condition the data reads (check_interactions answers it as one)
         return db.food_of(n) is not None or bool(db.match_conditions(n, fuzzy=False))
 
+    def replaced(i: int) -> tuple[bool, bool]:
+        """(whether entry i gives way, whether it is a medicine the list already holds)."""
+        name, target = names[i], targets[i]
+        twice = target is not None and any(same_medicine(target, t) for t in targets[:i])
+        nothing = target is None and isinstance(name, str) and not read(name)
+        earlier = target is not None and bool(latest) and not any(same_medicine(target, t) for t in latest)
+        return twice or nothing or earlier, twice
+
+    verdicts = [replaced(i) for i in range(len(names))]
+    if not any(gives_way for gives_way, _ in verdicts):
+        return list(names)  # the usual list: the latest message's words are not read again
     wanted = [n for n, t in zip(named, latest, strict=True) if not any(same_medicine(x, t) for x in targets)]
     # a food or condition only where the list has none: one the model wrote as the data reads it stays
     if not any(isinstance(x, str) and read(x) for x in names):
         wanted += _non_medicines(text)
     out: list[str] = []
-    for i, (name, target) in enumerate(zip(names, targets, strict=True)):
-        twice = target is not None and any(same_medicine(target, t) for t in targets[:i])
-        nothing = target is None and isinstance(name, str) and not read(name)
-        earlier = target is not None and bool(latest) and not any(same_medicine(target, t) for t in latest)
-        if (twice or nothing or earlier) and wanted:
+    for name, (gives_way, twice) in zip(names, verdicts, strict=True):
+        if gives_way and wanted:
             out.append(wanted.pop(0))
         elif not twice:
             out.append(name)

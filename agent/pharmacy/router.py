@@ -96,28 +96,30 @@ class ToolRouter:
 
     def route_messages(self, messages: list[dict]) -> Route:
         """The classifier's choice for the latest message, as it is."""
-        return self._best(messages, range(len(LABELS)))
+        ids, probs = self._read(messages)
+        return self._route(ids, probs, range(len(LABELS)))
 
-    def _best(self, messages: list[dict], labels: range) -> Route:
-        """The route of the likeliest of labels (indices into LABELS) for the latest message."""
+    def _read(self, messages: list[dict]) -> tuple[list[int], list[float]]:
+        """The latest message's feature ids and the tool head's probabilities."""
         ids = features(route_text(messages))
-        probs = softmax(head_logits(self.weight, self.bias, ids))
-        best = max(labels, key=lambda i: probs[i])
-        return self._route(ids, best, probs[best])
+        return ids, softmax(head_logits(self.weight, self.bias, ids))
 
-    def _route(self, ids: list[int], label: int, confidence: float) -> Route:
-        tool = None if label == 0 else LABELS[label]
+    def _route(self, ids: list[int], probs: list[float], labels: range) -> Route:
+        """The route of the likeliest of labels (indices into LABELS), its arguments from the argument heads."""
+        best = max(labels, key=lambda i: probs[i])
+        tool = None if best == 0 else LABELS[best]
         arguments = {}
         for head in self.heads:
             if head.tool == tool:
                 scores = head_logits(head.weight, head.bias, ids)
                 arguments[head.argument] = head.values[max(range(len(head.values)), key=lambda i: scores[i])]
-        return Route(tool, confidence, arguments)
+        return Route(tool, probs[best], arguments)
 
     def route(self, messages: list[dict]) -> Route | None:
-        route = self.route_messages(messages)
+        ids, probs = self._read(messages)
+        route = self._route(ids, probs, range(len(LABELS)))
         if route.tool is None and route.confidence < NONE_SURE and _about_a_medicine(messages):
-            route = self._best(messages, range(1, len(LABELS)))  # the likeliest tool
+            route = self._route(ids, probs, range(1, len(LABELS)))  # the likeliest tool
         return route if route.confidence >= self.threshold else None
 
 
