@@ -163,11 +163,25 @@ def test_a_continued_run_keeps_the_precision_it_started_with(tmp_path, monkeypat
     assert not {"--bf16", "--no-bf16"} & set(recipe.train_argv(values, tmp_path, "cpu", resume=False))
 
 
+def test_the_default_recipe_writes_the_data_the_committed_adapter_trained_on(tmp_path):
+    """A pool added to training/decisions/ changes the adapter's data only once the recipe names it
+    ([data] written_pools): the recipe still writes what adapter/ was trained on."""
+    values = recipe.load_recipe(ROOT / "training" / "recipes" / "default.yaml")
+    info = json.loads((ROOT / "adapter" / "training_info.json").read_text(encoding="utf-8"))
+    path = recipe.write_data(values, tmp_path, "python training/recipe.py training/recipes/default.yaml")
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == info["data_sha256"]
+
+
+def test_a_pool_the_recipe_names_must_exist(tmp_path):
+    with pytest.raises(recipe.RecipeError, match=r"written_pools: no such pool in training/decisions/: nope.jsonl"):
+        recipe.load_recipe(ROOT / "training" / "recipes" / "default.yaml", ["data.written_pools=[nope.jsonl]"])
+
+
 def test_more_written_examples_than_the_pools_hold_is_refused_by_name(tmp_path):
     values = recipe.load_recipe(RECIPE)
     values["data"] |= {"conversations": 2, "examples": 2, "written_examples": 10**6}
     values["data"]["mix"] = dict.fromkeys(values["data"]["mix"], 0) | {"usage": 1}
-    with pytest.raises(recipe.RecipeError, match=r"written_examples: 1000000, but training/decisions/ holds \d+"):
+    with pytest.raises(recipe.RecipeError, match=r"written_examples: 1000000, but written_pools hold \d+"):
         recipe.write_data(values, tmp_path, "test")
 
 

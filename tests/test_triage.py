@@ -25,6 +25,8 @@ from agent.pharmacy.triage import CRISIS_ANSWER, POISONING_ANSWER, AmountsAfterI
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "training"))
 EMERGENCY_TEST_SHA256 = "86bdb0d833ecba888d3f14f697e9d39df6693f1e78efd25bbb950b88512c725b"
+# The eighth set, written after the detector it first scored was trained (docs/security.md): frozen, reported only.
+EMERGENCY_TEST_B_SHA256 = "2412c5e63e9ab764f5ec6000d71052d18e81900699847f09f4434cab9bed4954"
 
 
 def triage_agent(generator=None, **kwargs):
@@ -129,6 +131,8 @@ HELD_OUT = sorted(p.name for p in (ROOT / "eval").glob("emergency_*.jsonl"))
 def test_the_emergency_sets_are_frozen_and_well_formed():
     assert "emergency_test.jsonl" in HELD_OUT and len(HELD_OUT) >= 8
     assert hashlib.sha256((ROOT / "eval" / "emergency_test.jsonl").read_bytes()).hexdigest() == EMERGENCY_TEST_SHA256
+    test_b = (ROOT / "eval" / "emergency_test_b.jsonl").read_bytes()
+    assert hashlib.sha256(test_b).hexdigest() == EMERGENCY_TEST_B_SHA256
     for name in HELD_OUT:
         cases = read(ROOT / "eval" / name)
         assert len(cases) >= 300 and all(c["label"] in LABELS for c in cases)
@@ -144,7 +148,8 @@ def test_security_doc_states_the_detectors_figures_as_measured():
     import emergency_detector as ed
 
     doc = (ROOT / "docs" / "security.md").read_text(encoding="utf-8")
-    for name, cases in (("dev", ed.read_dev()), ("test", ed.read_cases(ed.TEST))):
+    test_b = ed.read_cases(ROOT / "eval" / "emergency_test_b.jsonl")
+    for name, cases in (("dev", ed.read_dev()), ("test", ed.read_cases(ed.TEST)), ("eighth test", test_b)):
         f = ed.figures(detector(), cases)
         row = re.search(rf"^\s*\| {name} \| (\d+) \| ([\d.]+) % \| ([\d.]+) % \|", doc, re.MULTILINE)
         assert row, f"docs/security.md has no '| {name} |' row of the detector's figures"

@@ -1,16 +1,16 @@
 """Train the emergency detector (agent/pharmacy/emergency.py) and report it on the dev set (--test: the
-frozen test set, reported once, never used for a choice).
+frozen test sets, reported once, never used for a choice).
 
     python training/emergency_detector.py            # train, choose on dev, write the weights, print dev figures
-    python training/emergency_detector.py --test     # the same, and print the frozen test set's figures
+    python training/emergency_detector.py --test     # the same, and print the frozen test sets' figures
 
 Data: training/emergency/*.jsonl (patient-written wordings; helpers who had not seen the detector wrote them),
 every eval/emergency_dev*.jsonl for every choice (epochs, the learning rate, the threshold, the features),
-eval/emergency_test.jsonl frozen by hash (tests/test_triage.py). A case is {"id", "text" | "messages", "label",
-"lang"}; a conversation's label holds at its last message, and an intent stated earlier holds for the rest of
-it, so a conversation is read as its user messages together (and each alone, for the turn that states it).
-The threshold is the highest emergency score at which the dev set's recall is at least TARGET_RECALL; how
-that holds on writers the threshold never saw is printed too (each dev file at a threshold chosen on the others).
+eval/emergency_test.jsonl and eval/emergency_test_b.jsonl frozen by hash (tests/test_triage.py). A case is
+{"id", "text" | "messages", "label", "lang"}; a conversation's label holds at its last message, and an intent
+stated earlier holds for the rest of it, so a conversation is read as its user messages together (and each alone,
+for the turn that states it). The threshold is set so that each dev file, at a threshold chosen on the others,
+keeps recall at TARGET_RECALL (`threshold_for_new_writers`): the recall a writer it never saw gets.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from agent.pharmacy.emergency import LABELS, LANGUAGES, WEIGHTS, EmergencyDetector  # noqa: E402
 from agent.pharmacy.textclass import distinct_features  # noqa: E402
+from agent.pharmacy.triage import held_readings  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "training"))
 
@@ -39,16 +40,24 @@ TRAIN = sorted((ROOT / "training" / "emergency").glob("*.jsonl"))
 # detector and frozen (tests/test_triage.py) before the detector was trained with the pools written with it.
 DEV = tuple(sorted((ROOT / "eval").glob("emergency_dev*.jsonl")))
 TEST = ROOT / "eval" / "emergency_test.jsonl"
-# Recall first: 98 % of the dev emergencies (the issue's target). What it costs in false alarms is printed per
-# grid point and, for the shipped weights, in docs/security.md (recomputed by tests/test_triage.py).
+# The eighth set: written after the detector it first scored (pools x and y) was trained, to read that one on
+# writers it had never met (the seventh had been read for it); frozen by hash too.
+TEST_B = ROOT / "eval" / "emergency_test_b.jsonl"
+# Recall first: 98 % of the emergencies, on writers the threshold never saw (the issue's target). What it costs in
+# false alarms is printed per grid point and, for the shipped weights, in docs/security.md (tests/test_triage.py).
 TARGET_RECALL = 0.98
 # Ordinary pharmacy questions: the patient messages of the recipe's own training conversations (what the model
 # is taught to look up) and every other patient-written message of the router's pools that needs a tool call
 # (training/decisions/: chosen on dev, it halved the false alarms on the other half) are ordinary ones to learn
-# from; the free-text and templated dev questions and that other half measure the false alarms of everyday
-# traffic (dev sets: for choices).
+# from; the agent's dev cases that need a tool call (free-text, templated, multi-turn, and the patient-written
+# dev_b sets) and that other half measure the false alarms of everyday traffic (dev sets: for choices), read as
+# the agent holds a conversation's intent (each message alone and all together: triage.held_readings), since
+# a context message ("it's been 3 days now") read alone and taken for an emergency refuses the rest of it.
 ORDINARY_TRAIN = 1500
-ORDINARY_DEV = (ROOT / "eval" / "freetext_dev.jsonl", ROOT / "eval" / "templated_dev.jsonl")
+ORDINARY_DEV = tuple(
+    ROOT / "eval" / f"{name}.jsonl"
+    for name in ("freetext_dev", "templated_dev", "multiturn_dev", "freetext_dev_b", "multiturn_dev_b")
+)
 GRID = [(epochs, lr) for epochs in (3, 4, 6) for lr in (0.005, 0.01, 0.02)]  # (epochs, Adam's lr)
 
 
@@ -127,15 +136,21 @@ def written_ordinary() -> tuple[list[dict], list[dict]]:
 
 
 def ordinary_dev() -> list[dict]:
-    """The dev questions of the agent's own evaluation and the measured half of `written_ordinary`, as
-    ordinary ("none") cases."""
+    """The dev cases of the agent's own evaluation that need a tool call and the measured half of
+    `written_ordinary`, as ordinary ("none") cases."""
     cases = list(written_ordinary()[1])
     for path in ORDINARY_DEV:
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
-            case = json.loads(line)
-            messages = case.get("messages") or [{"role": "user", "content": case["query"]}]
-            cases.append({"id": f"{path.stem}-{n}", "messages": messages, "label": "none"})
+        for case in map(json.loads, path.read_text(encoding="utf-8").splitlines()):
+            if case["expected"]:
+                messages = case.get("messages") or [{"role": "user", "content": case["query"]}]
+                cases.append({"id": f"{path.stem}-{case['id']}", "messages": messages, "label": "none"})
     return cases
+
+
+def held_false_alarms(det: EmergencyDetector, cases: list[dict]) -> tuple[float, list[str]]:
+    """(share, ids) of ordinary cases in which the agent would hold an emergency (triage.held_readings)."""
+    ids = [c["id"] for c in cases if any(r.label != "none" for r in held_readings(user_texts(c), det.read))]
+    return round(len(ids) / max(len(cases), 1), 4), ids
 
 
 def train(rows: list[tuple[str, int, int]], epochs: int, lr: float, seed: int = 0) -> dict:
@@ -225,6 +240,22 @@ def held_out_by_file(det: EmergencyDetector, target: float) -> tuple[float, floa
     return hits / positives, alarms / negatives
 
 
+# The in-sample recall targets the threshold may be set for, lowest first: the threshold is set for the first at
+# which each dev file, at a threshold chosen on the others, reaches TARGET_RECALL (what a writer the threshold
+# never saw gets), not merely for TARGET_RECALL on the dev set it was chosen on.
+SET_FOR = (0.98, 0.985, 0.99, 0.995)
+
+
+def threshold_for_new_writers(det: EmergencyDetector, dev: list[dict], target: float) -> tuple[float, float]:
+    """(threshold, recall on writers it never saw): the threshold at the first of SET_FOR at which
+    `held_out_by_file` recall reaches target, else at the last (det unchanged)."""
+    for goal in SET_FOR:
+        recall, _ = held_out_by_file(det, goal)
+        if recall >= target:
+            break
+    return pick_threshold(det, dev, goal), recall
+
+
 def save(weights: dict, threshold: float, path: Path, info: dict) -> None:
     save_weights(
         weights, path, {"threshold": f"{threshold:.6f}", "info": json.dumps(info)}
@@ -244,18 +275,20 @@ def main(argv: list[str] | None = None) -> int:
     for epochs, lr in GRID:
         weights = train(rows, epochs, lr)
         det = EmergencyDetector(_weights(weights), 0.5)
-        det.threshold = pick_threshold(det, dev, TARGET_RECALL)
+        det.threshold, unseen = threshold_for_new_writers(det, dev, TARGET_RECALL)
         dev_figures = figures(det, dev)
         print(f"epochs={epochs} lr={lr:g}: threshold {det.threshold:.3f} dev {_line(dev_figures)}")
+        print(f"    recall on writers the threshold never saw: {unseen:.1%}")
         # Chosen by the false alarms at 95 % recall too: at 98 % a few dev cases decide alone.
         det95 = EmergencyDetector(_weights(weights), pick_threshold(det, dev, 0.95))
         fa95 = figures(det95, dev)["false_alarms"]
-        dev_figures["everyday_false_alarms"] = figures(det, everyday)["false_alarms"]
+        dev_figures["everyday_false_alarms"] = held_false_alarms(det, everyday)[0]
         print(f"    false alarms at 95 % recall: {fa95:.1%}; on everyday dev questions {_everyday(dev_figures)}")
+        dev_figures["recall_unseen_writers"] = round(unseen, 4)
         key = (
-            dev_figures["recall"] >= TARGET_RECALL,
+            unseen >= TARGET_RECALL,
             -(dev_figures["false_alarms"] + fa95 + dev_figures["everyday_false_alarms"]),
-            dev_figures["recall"],
+            unseen,
         )
         if best is None or key > best[0]:
             best = (key, epochs, lr, weights, det.threshold, dev_figures)
@@ -273,12 +306,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"chosen epochs={epochs} lr={lr:g} threshold {threshold:.3f}; {len(train_cases)} training cases")
     print(f"dev  ({len(dev)}): {_line(dev_figures)}; everyday {_everyday(dev_figures)}")
     print(f"dev missed: {dev_figures['missed']}")
-    recall, alarms = held_out_by_file(EmergencyDetector(_weights(weights), threshold), TARGET_RECALL)
-    print(f"each dev file at a threshold chosen on the others: recall {recall:.1%}, false alarms {alarms:.1%}")
+    print(f"everyday false alarms: {held_false_alarms(EmergencyDetector(_weights(weights), threshold), everyday)[1]}")
+    print(f"recall on writers the threshold never saw: {dev_figures['recall_unseen_writers']:.1%}")
     if args.test:
         det = EmergencyDetector.load(args.out)
-        test_figures = figures(det, read_cases(TEST))
-        print(f"test ({test_figures['cases']}): {_line(test_figures)}; missed {test_figures['missed']}")
+        for path in (TEST, TEST_B):
+            test_figures = figures(det, read_cases(path))
+            print(f"{path.stem} ({test_figures['cases']}): {_line(test_figures)}; missed {test_figures['missed']}")
     print(f"{time.perf_counter() - t0:.1f} s")
     return 0
 

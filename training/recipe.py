@@ -33,6 +33,7 @@ from compose import SURFACE, ComposedGenerator
 from decisions import decision_rows
 
 ROOT = gd.ROOT
+DECISIONS = ROOT / "training" / "decisions"  # the patient-written pools ([data] written_pools names them)
 SECTIONS: dict[str, set[str]] = {
     "data": {
         "conversations",
@@ -44,6 +45,7 @@ SECTIONS: dict[str, set[str]] = {
         "after_results",
         "tools",
         "written_examples",
+        "written_pools",
     },
     "train": {
         "epochs",
@@ -139,6 +141,11 @@ def _check(recipe: dict) -> None:
     written = data["written_examples"]
     if isinstance(written, bool) or not isinstance(written, int) or written < 0:
         raise RecipeError("[data] written_examples: how many patient-written calls are examples, an integer >= 0")
+    pools = data["written_pools"]
+    if not isinstance(pools, list) or not all(isinstance(x, str) for x in pools):
+        raise RecipeError("[data] written_pools: expected a list of pool files of training/decisions/")
+    if missing := [x for x in pools if not (DECISIONS / x).is_file()]:
+        raise RecipeError(f"[data] written_pools: no such pool in training/decisions/: {', '.join(missing)}")
     if written and not data["examples"]:
         raise RecipeError("[data] written_examples: the patient-written calls are decision examples; set examples > 0")
     if bad := [k for k in ("context", "after_results") if not 0 <= data[k] <= 1]:
@@ -174,13 +181,14 @@ def write_data(recipe: dict, out: Path, command: str) -> Path:
                 f"examples: {data['examples']}; compose more conversations"
             )
         rows = rng.sample(rows, data["examples"])  # drawn from all of them: varied over many conversations
-        written = written_rows(rows[0]["messages"][:1], gd.tools_block(compact=True), routed)
+        pools = [DECISIONS / name for name in data["written_pools"]]
+        written = written_rows(rows[0]["messages"][:1], gd.tools_block(compact=True), routed, pools)
         if data["written_examples"] > len(written):
             raise RecipeError(
-                f"[data] written_examples: {data['written_examples']}, but training/decisions/ holds {len(written)} "
+                f"[data] written_examples: {data['written_examples']}, but written_pools hold {len(written)} "
                 "patient-written calls; ask for fewer or write more"
             )
-        written = rng.sample(written, data["written_examples"])  # drawn from every pool: more pools, more varied
+        written = rng.sample(written, data["written_examples"])  # drawn from every pool named: more varied
         rows = rng.sample(rows + written, len(rows) + len(written))
     if routed:  # what the adapter records (train_lora: tools.json, tools_shown.txt)
         rows = [r | {"shown": "routed"} for r in rows]
@@ -191,16 +199,16 @@ def write_data(recipe: dict, out: Path, command: str) -> Path:
     return path
 
 
-def written_rows(head: list[dict], tools: list[dict], routed: bool) -> list[dict]:
-    """A decision example for each patient-written message of training/decisions/ that a tool answers (helpers who
-    had not read eval/ wrote them, each expected call checked against the tools): head (the system message), the
-    conversation, and the expected calls as the reply. The turns no tool answers come without an answer to learn,
-    so only the router learns them."""
+def written_rows(head: list[dict], tools: list[dict], routed: bool, pools: list[Path] | None = None) -> list[dict]:
+    """A decision example for each patient-written message of the pools (default: every pool of
+    training/decisions/) that a tool answers (helpers who had not read eval/ wrote them, each expected call checked
+    against the tools): head (the system message), the conversation, and the expected calls as the reply. The
+    turns no tool answers come without an answer to learn, so only the router learns them."""
     from decisions import shown_tools
     from router import POOLS, case_messages, read_cases
 
     out = []
-    for path in POOLS:
+    for path in POOLS if pools is None else pools:
         for case in read_cases(path):
             if not case["expected"]:
                 continue

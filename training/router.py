@@ -8,7 +8,8 @@ reported once, never used for a choice).
 Data: the patient turns of the recipe's own training conversations (training/compose.py on generate_data.py's
 training split, its mix and surface; a turn's label is the first tool its reply calls, or "none"), and the
 patient-written messages of training/decisions/*.jsonl (helpers who had not read eval/ wrote them; cases as
-eval's: "query" | "text" | "messages", "expected"). Dev: eval/{freetext,multiturn,templated}_dev.jsonl.
+eval's: "query" | "text" | "messages", "expected"). Dev: eval/{freetext,multiturn,templated}_dev.jsonl and the
+patient-written eval/{freetext,multiturn}_dev_b.jsonl.
 After the tool head, a head per enum argument of the tools' schemas (get_drug_info's section) learns from the
 rows whose first call is to its tool.
 """
@@ -32,7 +33,10 @@ from textclass import Head, as_shipped, save_weights, train_heads  # noqa: E402
 from agent.pharmacy.router import LABELS, WEIGHTS, ArgumentHead, ToolRouter, enum_arguments, route_text  # noqa: E402
 
 POOLS = sorted((ROOT / "training" / "decisions").glob("*.jsonl"))
-DEV = tuple(ROOT / "eval" / f"{name}_dev.jsonl" for name in ("freetext", "multiturn", "templated"))
+DEV = tuple(
+    ROOT / "eval" / f"{name}.jsonl"
+    for name in ("freetext_dev", "multiturn_dev", "templated_dev", "freetext_dev_b", "multiturn_dev_b")
+)
 TEST = tuple(ROOT / "eval" / f"{name}_test.jsonl" for name in ("freetext", "multiturn", "templated"))
 CONVERSATIONS = 3000
 # (epochs, Adam's lr, how many times each patient-written row is seen per epoch: they are fewer than the composed

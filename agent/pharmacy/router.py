@@ -127,7 +127,7 @@ class ToolRouter:
 # medicine's own data would answer: the router's "none" also holds prices, stock and ways to get a medicine, and
 # a follow-up's own words ("these two together?", "how many ml of it") name no medicine. So where the router is
 # unsure of "none" (below NONE_SURE), the conversation's patient messages name a medicine of the data, and the
-# emergency detector reads the latest message as ordinary with a margin (score below CALM, under a third of its
+# emergency detector reads the latest message as ordinary with a margin (score below CALM, under half of its
 # alarm threshold) and no earlier one as an emergency, the reply calls the router's likeliest tool instead.
 # Chosen on the dev sets (docs/agent.md, "The router's none"): free-text, multi-turn and templated dev and the
 # patient-written dev_b sets, with the emergency dev sets for what it must not turn into a lookup.

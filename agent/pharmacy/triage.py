@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 
 from ..engine.checks import Replace, current_turn, named_results
 from ..engine.triage import message_text
@@ -72,12 +73,17 @@ def latest_reading(conversation: list[dict]) -> Reading | None:
     return _read(texts[-1]) if texts else None
 
 
+def held_readings(texts: list[str], read: Callable[[str], Reading]) -> list[Reading]:
+    """What holds a conversation's intent: each user message read alone, and all of them together (the
+    detector's trainer measures its false alarms on everyday conversations with this same reading)."""
+    texts = [t for t in texts if t.strip()]
+    return [read(t) for t in texts] + ([read("\n".join(texts))] if len(texts) > 1 else [])
+
+
 def held_intent(conversation: list[dict]) -> tuple[str, str] | None:
     """(label, language) of the strongest emergency any user message, or all of them read together, states;
     None when the conversation holds none."""
-    texts = [t for t in user_messages(conversation) if t.strip()]
-    readings = [_read(t) for t in texts] + ([_read("\n".join(texts))] if len(texts) > 1 else [])
-    found = [r for r in readings if r.label != "none"]
+    found = [r for r in held_readings(user_messages(conversation), _read) if r.label != "none"]
     if not found:
         return None
     top = max(found, key=lambda r: (_RANK[r.label], r.score))
