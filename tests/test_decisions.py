@@ -188,11 +188,12 @@ def test_routed_examples_show_the_routed_tool_and_those_called_before_the_decisi
 def test_the_patient_written_calls_are_routed_decision_examples(train_tokenizer):
     import generate_data as gd
     import recipe
+    import router
     from decisions import shown_tools
 
     tools = gd.tools_block(compact=True)
     head = [{"role": "system", "content": "S"}]
-    rows = recipe.written_rows(head, tools, routed=True)
+    rows = recipe.written_rows(head, tools, routed=True, pools=router.POOLS)
     assert len(rows) > 1000
     for row in rows[::97]:
         call = next(m for m in row["messages"] if m.get("tool_calls"))["tool_calls"][0]["function"]
@@ -203,7 +204,7 @@ def test_the_patient_written_calls_are_routed_decision_examples(train_tokenizer)
         trained = train_tokenizer.decode([i for i, m in pairs if m])
         assert trained.startswith("@TOOL_CALL") and trained.rstrip().endswith("@TOOL_RESPONSE")
         assert json.loads(call["arguments"]) and call["name"] in trained
-    assert {len(r["tools"]) for r in recipe.written_rows(head, tools, routed=False)} == {len(tools)}
+    assert {len(r["tools"]) for r in recipe.written_rows(head, tools, routed=False, pools=router.POOLS)} == {len(tools)}
 
 
 def test_an_adapter_trained_on_routed_tools_records_every_tool_and_how_it_was_shown(tmp_path, conversations):

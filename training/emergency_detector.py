@@ -31,6 +31,7 @@ from agent.pharmacy.triage import held_readings  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "training"))
 
+import router  # noqa: E402  (its pools and the agent's dev sets)
 import textclass  # noqa: E402
 from textclass import BATCH, Head, as_shipped, save_weights, train_heads  # noqa: E402
 
@@ -49,15 +50,12 @@ TARGET_RECALL = 0.98
 # Ordinary pharmacy questions: the patient messages of the recipe's own training conversations (what the model
 # is taught to look up) and every other patient-written message of the router's pools that needs a tool call
 # (training/decisions/: chosen on dev, it halved the false alarms on the other half) are ordinary ones to learn
-# from; the agent's dev cases that need a tool call (free-text, templated, multi-turn, and the patient-written
-# dev_b sets) and that other half measure the false alarms of everyday traffic (dev sets: for choices), read as
-# the agent holds a conversation's intent (each message alone and all together: triage.held_readings), since
-# a context message ("it's been 3 days now") read alone and taken for an emergency refuses the rest of it.
+# from; the cases of the agent's dev sets (router.DEV: free-text, templated, multi-turn and the patient-written
+# dev_b sets) that need a tool call and that other half measure the false alarms of everyday traffic (dev sets:
+# for choices), read as the agent holds a conversation's intent (each message alone and all together:
+# triage.held_readings), since a context message ("it's been 3 days now") read alone and taken for an emergency
+# refuses the rest of it.
 ORDINARY_TRAIN = 1500
-ORDINARY_DEV = tuple(
-    ROOT / "eval" / f"{name}.jsonl"
-    for name in ("freetext_dev", "templated_dev", "multiturn_dev", "freetext_dev_b", "multiturn_dev_b")
-)
 GRID = [(epochs, lr) for epochs in (3, 4, 6) for lr in (0.005, 0.01, 0.02)]  # (epochs, Adam's lr)
 
 
@@ -124,8 +122,6 @@ def ordinary_messages(n: int = ORDINARY_TRAIN, seed: int = 11) -> list[dict]:
 def written_ordinary() -> tuple[list[dict], list[dict]]:
     """The patient-written messages of the router's pools (training/decisions/) that need a tool call, as
     ordinary ("none") cases, alternately: (to learn from, to measure)."""
-    import router
-
     cases = [
         {"id": c.get("id"), "messages": router.case_messages(c), "label": "none"}
         for path in router.POOLS
@@ -139,11 +135,12 @@ def ordinary_dev() -> list[dict]:
     """The dev cases of the agent's own evaluation that need a tool call and the measured half of
     `written_ordinary`, as ordinary ("none") cases."""
     cases = list(written_ordinary()[1])
-    for path in ORDINARY_DEV:
-        for case in map(json.loads, path.read_text(encoding="utf-8").splitlines()):
+    for path in router.DEV:
+        for case in router.read_cases(path):
             if case["expected"]:
-                messages = case.get("messages") or [{"role": "user", "content": case["query"]}]
-                cases.append({"id": f"{path.stem}-{case['id']}", "messages": messages, "label": "none"})
+                cases.append(
+                    {"id": f"{path.stem}-{case['id']}", "messages": router.case_messages(case), "label": "none"}
+                )
     return cases
 
 
@@ -282,8 +279,10 @@ def main(argv: list[str] | None = None) -> int:
         # Chosen by the false alarms at 95 % recall too: at 98 % a few dev cases decide alone.
         det95 = EmergencyDetector(_weights(weights), pick_threshold(det, dev, 0.95))
         fa95 = figures(det95, dev)["false_alarms"]
-        dev_figures["everyday_false_alarms"] = held_false_alarms(det, everyday)[0]
-        print(f"    false alarms at 95 % recall: {fa95:.1%}; on everyday dev questions {_everyday(dev_figures)}")
+        dev_figures["everyday_false_alarms"], dev_figures["everyday_false_alarm_ids"] = held_false_alarms(det, everyday)
+        print(
+            f"    false alarms at 95 % recall: {fa95:.1%}; on everyday dev questions {_everyday(dev_figures, everyday)}"
+        )
         dev_figures["recall_unseen_writers"] = round(unseen, 4)
         key = (
             unseen >= TARGET_RECALL,
@@ -304,9 +303,9 @@ def main(argv: list[str] | None = None) -> int:
     }
     save(weights, threshold, args.out, info)
     print(f"chosen epochs={epochs} lr={lr:g} threshold {threshold:.3f}; {len(train_cases)} training cases")
-    print(f"dev  ({len(dev)}): {_line(dev_figures)}; everyday {_everyday(dev_figures)}")
+    print(f"dev  ({len(dev)}): {_line(dev_figures)}; everyday {_everyday(dev_figures, everyday)}")
     print(f"dev missed: {dev_figures['missed']}")
-    print(f"everyday false alarms: {held_false_alarms(EmergencyDetector(_weights(weights), threshold), everyday)[1]}")
+    print(f"everyday false alarms: {dev_figures['everyday_false_alarm_ids']}")
     print(f"recall on writers the threshold never saw: {dev_figures['recall_unseen_writers']:.1%}")
     if args.test:
         det = EmergencyDetector.load(args.out)
@@ -321,12 +320,12 @@ def _weights(weights: dict) -> dict:
     return {k: as_shipped(v) for k, v in weights.items()}
 
 
-def _everyday(f: dict) -> str:
-    return f"{f['everyday_false_alarms']:.1%} of {len(ordinary_dev())}"
+def _everyday(f: dict, everyday: list[dict]) -> str:
+    return f"{f['everyday_false_alarms']:.1%} of {len(everyday)}"
 
 
 def _public(f: dict) -> dict:
-    return {k: v for k, v in f.items() if k not in ("missed", "false_alarm_ids")}
+    return {k: v for k, v in f.items() if k not in ("missed", "false_alarm_ids", "everyday_false_alarm_ids")}
 
 
 def _line(f: dict) -> str:

@@ -199,16 +199,16 @@ def write_data(recipe: dict, out: Path, command: str) -> Path:
     return path
 
 
-def written_rows(head: list[dict], tools: list[dict], routed: bool, pools: list[Path] | None = None) -> list[dict]:
-    """A decision example for each patient-written message of the pools (default: every pool of
-    training/decisions/) that a tool answers (helpers who had not read eval/ wrote them, each expected call checked
-    against the tools): head (the system message), the conversation, and the expected calls as the reply. The
-    turns no tool answers come without an answer to learn, so only the router learns them."""
+def written_rows(head: list[dict], tools: list[dict], routed: bool, pools: list[Path]) -> list[dict]:
+    """A decision example for each patient-written message of the pools (of training/decisions/) that a tool
+    answers (helpers who had not read eval/ wrote them, each expected call checked against the tools): head (the
+    system message), the conversation, and the expected calls as the reply. The turns no tool answers come without
+    an answer to learn, so only the router learns them."""
     from decisions import shown_tools
-    from router import POOLS, case_messages, read_cases
+    from router import case_messages, read_cases
 
     out = []
-    for path in POOLS if pools is None else pools:
+    for path in pools:
         for case in read_cases(path):
             if not case["expected"]:
                 continue
