@@ -463,7 +463,7 @@ def test_the_results_index_is_current_and_the_tree_holds_only_what_it_cites():
     # the ten-stage adapter's tools.json: the older record (no age_months) the tool-interface tests show a model
     info.add(Path("eval/results/ten_stages/tools.json"))
     # adapters kept beside their runs: the base-prefix one for the engine that reads its prefix with the base model,
-    # the GPU runs' and the routed 16-layer, mix, two and fp32 runs' (docs/training.md), each with its training record
+    # the GPU runs' and the routed 16-layer, mix, two, fp32 and pools_gh runs' (docs/training.md), each with its record
     kept_adapter = {
         p.relative_to(RESULTS.parent.parent)
         for folder in (
@@ -472,6 +472,7 @@ def test_the_results_index_is_current_and_the_tree_holds_only_what_it_cites():
             RESULTS / "recipe_routed" / "mix" / "adapter",
             RESULTS / "recipe_routed" / "two" / "adapter",
             RESULTS / "recipe_routed" / "fp32" / "adapter",
+            RESULTS / "recipe_routed" / "pools_gh" / "adapter",
             RESULTS / "recipe_avx2" / "adapter",  # the default's recipe on an AVX2 CPU in fp32 (test_recipe checks it)
             *(RESULTS / "recipe_gpu").glob("*/adapter"),
         )
