@@ -172,6 +172,19 @@ def test_the_default_recipe_writes_the_data_the_committed_adapter_trained_on(tmp
     assert hashlib.sha256(path.read_bytes()).hexdigest() == info["data_sha256"]
 
 
+def test_the_recipe_naming_pools_g_and_h_writes_the_data_its_kept_run_trained_on(tmp_path):
+    """eval/results/recipe_routed/pools_gh/ (not adopted, docs/training.md): default.yaml with pools a-h named, as
+    the --set that docs/training.md gives."""
+    record = ROOT / "eval" / "results" / "recipe_routed" / "pools_gh" / "adapter" / "training_info.json"
+    info = json.loads(record.read_text(encoding="utf-8"))
+    pools = info["recipe_values"]["data"]["written_pools"]
+    assert pools == [f"decisions_{x}.jsonl" for x in "abcdefgh"]
+    override = f"data.written_pools=[{', '.join(pools)}]"
+    values = recipe.load_recipe(ROOT / "training" / "recipes" / "default.yaml", [override])
+    path = recipe.write_data(values, tmp_path, "python training/recipe.py training/recipes/default.yaml")
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == info["data_sha256"]
+
+
 def test_a_pool_the_recipe_names_must_exist(tmp_path):
     with pytest.raises(recipe.RecipeError, match=r"written_pools: no such pool in training/decisions/: nope.jsonl"):
         recipe.load_recipe(ROOT / "training" / "recipes" / "default.yaml", ["data.written_pools=[nope.jsonl]"])
