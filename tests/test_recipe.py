@@ -163,24 +163,24 @@ def test_a_continued_run_keeps_the_precision_it_started_with(tmp_path, monkeypat
     assert not {"--bf16", "--no-bf16"} & set(recipe.train_argv(values, tmp_path, "cpu", resume=False))
 
 
-def test_the_default_recipe_writes_the_data_the_committed_adapter_trained_on(tmp_path):
-    """A pool added to training/decisions/ changes the adapter's data only once the recipe names it
-    ([data] written_pools): the recipe still writes what adapter/ was trained on."""
+@pytest.mark.parametrize(
+    ("record", "changed"),
+    [
+        # a pool added to training/decisions/ changes the adapter's data only once the recipe names it
+        ("adapter", []),
+        # the run not adopted (docs/training.md): default.yaml with pools g and h also named, as the --set there
+        ("eval/results/recipe_routed/pools_gh/adapter", ["written_pools"]),
+    ],
+)
+def test_the_default_recipe_writes_the_data_a_kept_adapter_trained_on(tmp_path, record, changed):
+    """default.yaml, with --set for the [data] values the record differs in (only `changed`), writes the data the
+    record's adapter trained on byte for byte."""
     values = recipe.load_recipe(ROOT / "training" / "recipes" / "default.yaml")
-    info = json.loads((ROOT / "adapter" / "training_info.json").read_text(encoding="utf-8"))
-    path = recipe.write_data(values, tmp_path, "python training/recipe.py training/recipes/default.yaml")
-    assert hashlib.sha256(path.read_bytes()).hexdigest() == info["data_sha256"]
-
-
-def test_the_recipe_naming_pools_g_and_h_writes_the_data_its_kept_run_trained_on(tmp_path):
-    """eval/results/recipe_routed/pools_gh/ (not adopted, docs/training.md): default.yaml with pools a-h named, as
-    the --set that docs/training.md gives."""
-    record = ROOT / "eval" / "results" / "recipe_routed" / "pools_gh" / "adapter" / "training_info.json"
-    info = json.loads(record.read_text(encoding="utf-8"))
-    pools = info["recipe_values"]["data"]["written_pools"]
-    assert pools == [f"decisions_{x}.jsonl" for x in "abcdefgh"]
-    override = f"data.written_pools=[{', '.join(pools)}]"
-    values = recipe.load_recipe(ROOT / "training" / "recipes" / "default.yaml", [override])
+    info = json.loads((ROOT / record / "training_info.json").read_text(encoding="utf-8"))
+    ran = info["recipe_values"]["data"]
+    assert [k for k in ran if ran[k] != values["data"][k]] == changed
+    overrides = [f"data.{k}={json.dumps(ran[k])}" for k in changed]
+    values = recipe.load_recipe(ROOT / "training" / "recipes" / "default.yaml", overrides)
     path = recipe.write_data(values, tmp_path, "python training/recipe.py training/recipes/default.yaml")
     assert hashlib.sha256(path.read_bytes()).hexdigest() == info["data_sha256"]
 
