@@ -14,7 +14,7 @@ from agent.engine.call_checks import with_checks
 from agent.eval.scoring import calls_match, tool_defaults
 from agent.pharmacy import pharmacist_agent
 from agent.pharmacy.facts_check import StatedFacts
-from agent.pharmacy.medicine_check import NamedMedicines, grounded_list, side_by_side
+from agent.pharmacy.medicine_check import NamedMedicines, grounded_list, side_by_side, with_earlier
 from agent.pharmacy.named import medicine_spans, named_medicines
 
 CHECK = NamedMedicines()
@@ -206,3 +206,25 @@ def test_an_interaction_list_holds_what_the_latest_message_names(names, texts, g
     assert grounded_list(names, conversation) == grounded
     (ran,) = CHECK.calls([{"name": "check_interactions", "arguments": {"drugs": names}}], conversation)
     assert ran["arguments"]["drugs"] == grounded
+
+
+@pytest.mark.parametrize(
+    ("names", "texts", "ran"),
+    [
+        # the latest message names one medicine: what it is asked with is what the patient named before
+        (["plavix", "augmentin"], ["dad is on plavix and ecopirin", "Okay.", "dentist wants augmentin, ok with them?"],
+         ["plavix", "augmentin", "ecopirin"]),
+        (["beloc zok"], ["dedem xarelto kullanıyor", "Anladım.", "beloc zok da var, ikisi beraber olur mu"],
+         ["beloc zok", "xarelto"]),
+        # it names two: the list is theirs
+        (["cozaar", "aldactone"], ["what is keral", "A painkiller.", "my mom takes cozaar, can she add aldactone?"],
+         ["cozaar", "aldactone"]),
+        # one message: nothing earlier
+        (["Parol", "Nurofen"], ["Parol ile Nurofen birlikte alınır mı"], ["Parol", "Nurofen"]),
+    ],
+)  # fmt: skip
+def test_an_interaction_list_gets_the_medicines_named_before(names, texts, ran):
+    conversation = _conversation(*texts)
+    assert with_earlier(names, conversation) == ran
+    (call,) = CHECK.calls([{"name": "check_interactions", "arguments": {"drugs": names}}], conversation)
+    assert call["arguments"]["drugs"] == ran

@@ -203,3 +203,28 @@ def test_the_pharmacist_sets_the_stated_facts_unless_told_not_to():
 def test_a_folded_span_is_given_back_as_the_patient_wrote_it(text, span, written):
     start = fold(text).index(span)
     assert as_written(text, start, start + len(span)) == written
+
+
+@pytest.mark.parametrize(
+    ("arguments", "text", "ran"),
+    [
+        # an age the call leaves out that the patient states once of the one who takes the medicine
+        ({"drug": "apranax"}, "babam 82 yaşında, apranax verebilir miyiz ona", {"drug": "apranax", "age_years": 82}),
+        ({"drug": "asist"}, "14 aylık kızıma asist verebilir miyim", {"drug": "asist", "age_months": 14}),
+        # months written as years: the unit the patient wrote
+        ({"drug": "asist", "age_years": 14}, "14 aylık kızıma asist verebilir miyim",
+         {"drug": "asist", "age_months": 14}),
+        # the baby's age is not the breastfeeding mother's; the son's is not the asker's
+        ({"drug": "sudafed", "breastfeeding": True}, "i'm breastfeeding my 2 month old, can i take sudafed",
+         {"drug": "sudafed", "breastfeeding": True}),
+        ({"drug": "tantum verde"}, "oğluma antibiyotik yazıldı 7 yaşında. ben tantum verde kullanabilir miyim",
+         {"drug": "tantum verde"}),
+        # one condition written twice: the longer wording, once
+        ({"drug": "sudafed", "conditions": ["blood pressure", "high blood pressure"]},
+         "got high blood pressure, is sudafed ok for me", {"drug": "sudafed", "conditions": ["high blood pressure"]}),
+        ({"drug": "aleve", "conditions": ["astım", "asthma"]}, "astımım var, asthma yani, aleve alabilir miyim",
+         {"drug": "aleve", "conditions": ["asthma"]}),
+    ],
+)  # fmt: skip
+def test_the_call_s_age_and_conditions_are_the_patient_s(arguments, text, ran):
+    assert as_stated("check_contraindications", arguments, read_text(text)) == ran

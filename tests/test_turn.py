@@ -7,7 +7,7 @@ import pytest
 from agent.engine.toolbox import Toolbox, tool_schema
 from agent.pharmacy.prompts import tool_context
 from agent.pharmacy.tools import PHARMACY_TOOLS, calculate_dose, check_contraindications
-from agent.pharmacy.turn import SELF, Stated, Turn, read_text, read_turn
+from agent.pharmacy.turn import SELF, Age, Stated, Turn, read_text, read_turn
 
 
 def states(turn: Turn) -> list[tuple[str, bool, str | None]]:
@@ -93,6 +93,44 @@ def test_ages_and_weights_are_read_as_written():
     assert turn.gives_age(None, 6) and turn.language == "tr"
     assert not read_text("Parol dozu? 15 kilo").gives_age(1)
     assert read_text("I'm 35, 70 kg").gives_age(35) and not read_text("I'm 35, 70 kg").gives_age(36)
+
+
+@pytest.mark.parametrize(
+    ("text", "ages", "age"),
+    [
+        ("babam 82 yaşında, apranax verebilir miyiz ona", [(82, "years", "father")], Age(82, "years", "father")),
+        ("2 yaşındaki kızımın her yeri kaşınıyor, ona piriton verebilir miyim",
+         [(2, "years", "daughter")], Age(2, "years", "daughter")),
+        # the son's age, the asker's question: no age of the one who takes the medicine
+        ("oğluma antibiyotik yazıldı 7 yaşında. ben de tantum verde kullanabilir miyim", [(7, "years", "son")], None),
+        ("kızım 6 aylık, oğlum 3 yaşında, ona verebilir miyim", [(6, "months", "daughter"), (3, "years", "son")],
+         Age(3, "years", "son")),
+        ("my 9 yo girl has a fever, can she have calpol", [(9, "years", "child")], Age(9, "years", "child")),
+        ("I am 78 years old. Is xanax safe for me?", [(78, "years", SELF)], Age(78, "years", SELF)),
+        # a breastfed baby's age and a pregnancy's months are no age of the one who takes it
+        ("i'm breastfeeding my 2 month old, can i take sudafed", [], None),
+        ("3 aylik bebegimi emziriyorum bu ilacı kullanmam sorun olur mu", [], None),
+        ("5 aylık hamileyim, parol içebilir miyim", [], None),
+        # two ages, nobody named as the one who takes it: neither is chosen
+        ("30 yaşındayım, bebeğim 6 aylık, calpol?", [(30, "years", None), (6, "months", "baby")], None),
+    ],
+)  # fmt: skip
+def test_an_age_is_read_with_whose_it_is(text, ages, age):
+    turn = read_text(text)
+    assert [(a.value, a.unit, a.subject) for a in turn.ages] == ages
+    assert turn.stated_age() == age
+
+
+def test_each_message_ends_a_clause():
+    """The patient's messages are clauses of their own: a condition in the second is not the first's asker's."""
+    turn = read_turn(
+        [
+            {"role": "user", "content": "i take euthyrox in the morning"},
+            {"role": "assistant", "content": "Take it on an empty stomach."},
+            {"role": "user", "content": "other thing - my son has asthma, can he take aleve"},
+        ]
+    )
+    assert [(c.state, c.subject) for c in turn.conditions] == [("asthma", "son")] and turn.about == "son"
 
 
 def test_a_turn_is_read_from_the_conversation():

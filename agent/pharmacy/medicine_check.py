@@ -17,6 +17,8 @@ as nothing (no medicine, food or condition), the same medicine again, and a medi
 names, is replaced by what the latest message names that the list lacks: its medicines, then its foods and
 conditions as the data reads them ("greyfurt", "alkol"). Where the message names nothing more, the entry stays as
 the model wrote it (the tool lists an unknown name as unchecked).
+And a list asked of one medicine ("is that ok with the other two") gets the medicines the patient named before,
+one of which a small model leaves out (with_earlier).
 """
 
 from __future__ import annotations
@@ -123,6 +125,34 @@ def grounded_list(names: list[str], conversation: list[dict]) -> list[str]:
     return out
 
 
+def with_earlier(names: list[str], conversation: list[dict]) -> list[str]:
+    """names (a call's medicines) with every medicine the patient named earlier in the conversation that the list
+    lacks, where the latest message names at most one medicine, food or condition: what it is to be taken with is
+    then what the patient named before ("is that ok with the other two", "alongside the two heart tablets I
+    mentioned"). A latest message that names two leaves the list to them ("another thing, can X and Y go
+    together?")."""
+    if sum(m.get("role") == "user" for m in conversation) < 2:
+        return list(names)
+    latest = route_text(conversation)
+    if len(distinct(named_medicines(latest))) + len(_non_medicines(latest)) > 1:
+        return list(names)
+    db = load_db()
+    targets = [db.resolve(n).target if isinstance(n, str) else None for n in names]
+    if not any(targets):
+        return list(names)  # nothing of the list is a medicine of the conversation to add to
+    out = list(names)
+    # the patient's own messages: not a medicine our questions named ("Do you have calpol at home?")
+    said = "\n".join(
+        m["content"] for m in conversation if m.get("role") == "user" and isinstance(m.get("content"), str)
+    )
+    for name in distinct(named_medicines(said)):
+        target = db.resolve(name).target
+        if not any(same_medicine(target, t) for t in targets):
+            out.append(name)
+            targets.append(target)
+    return out
+
+
 def _drug(call: dict) -> str | None:
     """The call's `drug` argument (one medicine), or None where it has none."""
     args = call.get("arguments")
@@ -153,7 +183,8 @@ class NamedMedicines:
             drug = _drug(call)
             listed = call["arguments"].get("drugs") if isinstance(call.get("arguments"), dict) else None
             if isinstance(listed, list) and listed:
-                call = {**call, "arguments": {**call["arguments"], "drugs": grounded_list(listed, conversation)}}
+                drugs = with_earlier(grounded_list(listed, conversation), conversation)
+                call = {**call, "arguments": {**call["arguments"], "drugs": drugs}}
             if drug is not None and only is not None and not asked:
                 call = {**call, "arguments": {**call["arguments"], "drug": names[0]}}
             elif drug is not None and (product := _their_product(drug, conversation)) is not None:

@@ -1257,6 +1257,14 @@ _MSG = {
 }
 
 
+def _within(text: str, found: list[str], other: str, other_found: list[str]) -> bool:
+    """Whether other, a longer wording, names the condition text names: text written inside it, or the same
+    conditions of the data."""
+    if len(other) <= len(text):
+        return False
+    return fold(text) in fold(other) or (bool(found) and set(found) == set(other_found))
+
+
 def _as_stated(
     turn: Turn,
     pregnant: bool,
@@ -1283,6 +1291,14 @@ def _as_stated(
     if not turn.gives_age(_maybe_number(age_years), _maybe_number(age_months)):
         said |= {f"age_{u}": v for u, v in (("years", age_years), ("months", age_months)) if v is not None}
         age_years = age_months = None
+    years = _maybe_number(age_years)
+    if age_months is None and {a.unit for a in turn.ages if years is not None and abs(a.value - years) < 1e-9} == {
+        "months"
+    }:
+        age_years, age_months = None, years  # "14 aylık" written as age_years 14: in the unit the patient wrote
+    if age_years is None and age_months is None and (age := turn.stated_age()) is not None:
+        # an age the call leaves out that the patient states, once, of the one who takes the medicine
+        age_years, age_months = (age.value, None) if age.unit == "years" else (None, age.value)
     db = load_db()
     read = [(text, db.read_conditions(text)[0]) for text in conditions]
     # A text that is no condition the data knows is kept only as the patient's own words that name neither the
@@ -1296,9 +1312,13 @@ def _as_stated(
     kept = [text for text, found in read if found or theirs(text)]
     named = {cid for _, found in read for cid in found}
     added = [words for cid, words in turn.stated_conditions() if cid not in named]
-    if added or len(kept) < len(conditions):
+    # One condition written twice ("blood pressure" beside "high blood pressure", "astım" and "asthma"): the longer
+    # wording names it once.
+    every = [(text, db.read_conditions(text)[0]) for text in [*kept, *added]]
+    final = [text for text, found in every if not any(_within(text, found, t, o) for t, o in every)]
+    if final != conditions:
         said["conditions"] = list(conditions)
-        conditions = [*kept, *added]
+        conditions = final
     return pregnant, breastfeeding, age_years, age_months, conditions, said
 
 

@@ -72,6 +72,15 @@ class Stated:
 
 
 @dataclass(frozen=True)
+class Age:
+    """One age the patient's words state: its value, its unit ("years" or "months"), and whose it is."""
+
+    value: float
+    unit: str
+    subject: str | None  # SELF, a key of RELATIONS, or None where its clause names no one
+
+
+@dataclass(frozen=True)
 class Turn:
     """The facts of the patient's turn, each as they wrote it (read_turn)."""
 
@@ -86,6 +95,7 @@ class Turn:
     states: tuple[Stated, ...]  # pregnancy and breastfeeding
     conditions: tuple[Stated, ...]  # the drug data's conditions ("böbrek hastalığım yok": denied)
     about: str | None  # who takes the medicine: SELF, a key of RELATIONS, or None where the words do not say
+    ages: tuple[Age, ...] = ()  # each age stated with its unit, and whose it is
 
     def stated_numbers(self) -> dict[str, list[float]]:
         """Weights ("kg", "lb") and ages ("years", "months") as amounts.stated_numbers gives them."""
@@ -123,6 +133,12 @@ class Turn:
                 out[cid] = as_written(self.words, start, end)
         return list(out.items())
 
+    def stated_age(self) -> Age | None:
+        """The age the patient states of the person the medicine is for, where they state exactly one (one value
+        in one unit, however often written); None where they state none or several."""
+        ages = [a for a in self.ages if self.fits(a.subject)]
+        return ages[0] if len({(a.value, a.unit) for a in ages}) == 1 else None
+
     def denies(self, condition: str) -> bool:
         """Whether the patient denies condition (an id) for the person the medicine is for and never states it."""
         mine = [s for s in self.conditions if s.state == condition and self.fits(s.subject)]
@@ -159,7 +175,8 @@ def read_turn(messages: list[dict]) -> Turn:
     words = patient_words(messages)
     text = words or ""
     stated = stated_numbers(text)
-    folded = fold_case(text)
+    # Line by line: a message ends a clause (patient_words writes one a line), which fold_case's spaces would hide.
+    folded = "\n".join(fold_case(line) for line in text.split("\n"))
     return Turn(
         language=conversation_language(messages),
         words=words,
@@ -174,6 +191,7 @@ def read_turn(messages: list[dict]) -> Turn:
         ),
         conditions=_conditions(folded),
         about=_about(folded),
+        ages=_ages(folded),
     )
 
 
@@ -229,10 +247,41 @@ def _conditions(folded: str) -> tuple[Stated, ...]:
         present, negated = db.read_conditions(folded[start:end], fuzzy=False)
         if not (present or negated):
             continue
-        named = [(s, key) for s, _, key, subject, _ in relations if subject and start <= s < end]
-        named += [(m.start(), SELF) for m in _SELF_WORD.finditer(folded, start, end)]
-        subject = min(named)[1] if named else None
+        subject = _named_in(folded, start, end, relations)
         found += [Stated(c, False, subject) for c in present] + [Stated(c, True, subject) for c in negated]
+    return tuple(found)
+
+
+def _named_in(folded: str, start: int, end: int, relations: list, *, any_case: bool = False) -> str | None:
+    """The one the clause folded[start:end] names first as one who is or has (a relation or the asker), or None;
+    any_case: a relation in any case counts ("oğluma ... 7 yaşında": the age is the son's)."""
+    named = [(s, key) for s, _, key, subject, _ in relations if (subject or any_case) and start <= s < end]
+    named += [(m.start(), SELF) for m in _SELF_WORD.finditer(folded, start, end)]
+    return min(named)[1] if named else None
+
+
+# "my 2 month old", "my 9 yo girl": an age written after "my" is a child's, whoever else the clause names.
+_MY_AGED = re.compile(r"\bmy\s+\d")
+
+
+def _ages(folded: str) -> tuple[Age, ...]:
+    """Each age each clause states ("babam 82 yaşında", "2 yaşındaki kızım"), with the one its clause names. The
+    ages of a clause that speaks of breastfeeding are the baby's, and its months of a pregnancy the pregnancy's
+    ("5 aylık hamileyim"): none is the age of the one who takes the medicine, so they are left out."""
+    relations = _relations(folded)
+    mentions = state_mentions(folded)
+    found: list[Age] = []
+    for start, end in clauses(folded):
+        stated = stated_numbers(folded[start:end])
+        states = {m.state for m in mentions if start <= m.start < end}
+        if "breastfeeding" in states:
+            continue
+        if "pregnant" in states:
+            stated["months"] = []
+        if stated["years"] or stated["months"]:
+            child = _MY_AGED.search(folded, start, end)
+            subject = "child" if child else _named_in(folded, start, end, relations, any_case=True)
+            found += [Age(v, unit, subject) for unit in ("years", "months") for v in stated[unit]]
     return tuple(found)
 
 
