@@ -219,6 +219,13 @@ def test_a_folded_span_is_given_back_as_the_patient_wrote_it(text, span, written
          {"drug": "sudafed", "breastfeeding": True}),
         ({"drug": "tantum verde"}, "oğluma antibiyotik yazıldı 7 yaşında. ben tantum verde kullanabilir miyim",
          {"drug": "tantum verde"}),
+        # ... nor is it when the call writes it: the breastfed baby's age is dropped
+        ({"drug": "parol", "breastfeeding": True, "age_years": 4},
+         "4 aylık oğlumu emziriyorum. parol içebilir miyim", {"drug": "parol", "breastfeeding": True}),
+        ({"drug": "parol", "breastfeeding": True, "age_months": 4},
+         "4 aylık oğlumu emziriyorum. parol içebilir miyim", {"drug": "parol", "breastfeeding": True}),
+        # a relation's age the call writes stays: who takes it is read less surely than a breastfed baby
+        ({"drug": "novalgin", "age_years": 5}, "can i giv it to my 5 yr old", {"drug": "novalgin", "age_years": 5}),
         # one condition written twice: the longer wording, once
         ({"drug": "sudafed", "conditions": ["blood pressure", "high blood pressure"]},
          "got high blood pressure, is sudafed ok for me", {"drug": "sudafed", "conditions": ["high blood pressure"]}),

@@ -107,9 +107,9 @@ def test_ages_and_weights_are_read_as_written():
          Age(3, "years", "son")),
         ("my 9 yo girl has a fever, can she have calpol", [(9, "years", "child")], Age(9, "years", "child")),
         ("I am 78 years old. Is xanax safe for me?", [(78, "years", SELF)], Age(78, "years", SELF)),
-        # a breastfed baby's age and a pregnancy's months are no age of the one who takes it
-        ("i'm breastfeeding my 2 month old, can i take sudafed", [], None),
-        ("3 aylik bebegimi emziriyorum bu ilacı kullanmam sorun olur mu", [], None),
+        # a breastfed baby's age is no age of the one breastfeeding, who takes it
+        ("i'm breastfeeding my 2 month old, can i take sudafed", [(2, "months", "baby")], None),
+        ("3 aylik bebegimi emziriyorum bu ilacı kullanmam sorun olur mu", [(3, "months", "baby")], None),
         ("5 aylık hamileyim, parol içebilir miyim", [], None),
         # two ages, nobody named as the one who takes it: neither is chosen
         ("30 yaşındayım, bebeğim 6 aylık, calpol?", [(30, "years", None), (6, "months", "baby")], None),

@@ -1291,10 +1291,14 @@ def _as_stated(
     if not turn.gives_age(_maybe_number(age_years), _maybe_number(age_months)):
         said |= {f"age_{u}": v for u, v in (("years", age_years), ("months", age_months)) if v is not None}
         age_years = age_months = None
+    for unit, value in (("years", age_years), ("months", age_months)):
+        if turn.someone_elses_age(_maybe_number(value)):
+            # the breastfed baby's "3 aylık" or a son's age, written as the age of the one who takes it
+            said[f"age_{unit}"] = value
+            age_years, age_months = (None, age_months) if unit == "years" else (age_years, None)
     years = _maybe_number(age_years)
-    if age_months is None and {a.unit for a in turn.ages if years is not None and abs(a.value - years) < 1e-9} == {
-        "months"
-    }:
+    takers = {a.unit for a in turn.ages if turn.is_takers(a) and years is not None and abs(a.value - years) < 1e-9}
+    if age_months is None and takers == {"months"}:
         age_years, age_months = None, years  # "14 aylık" written as age_years 14: in the unit the patient wrote
     if age_years is None and age_months is None and (age := turn.stated_age()) is not None:
         # an age the call leaves out that the patient states, once, of the one who takes the medicine

@@ -17,6 +17,10 @@ from .drugdb import load_db
 from .text import as_written, clauses, fold, fold_case, patient_language, state_mentions
 
 SELF = "self"
+# Whose an age is where it is no person's own: a pregnancy's months ("5 aylık hamileyim"); and the one breastfed, the
+# baby (a key of RELATIONS) in a clause about breastfeeding ("3 aylık bebeğimi emziriyorum").
+PREGNANCY = "pregnancy"
+BREASTFED = "baby"
 
 # The people a patient asks for, by one key per person, as written folded (no Turkish letters, lower case): a
 # Turkish word with its 1st person possessive ("eşim", "kızım"), an English noun after "my". Closed lists:
@@ -77,7 +81,7 @@ class Age:
 
     value: float
     unit: str
-    subject: str | None  # SELF, a key of RELATIONS, or None where its clause names no one
+    subject: str | None  # SELF, a key of RELATIONS, PREGNANCY, or None where its clause names no one
 
 
 @dataclass(frozen=True)
@@ -133,11 +137,27 @@ class Turn:
                 out[cid] = as_written(self.words, start, end)
         return list(out.items())
 
+    def is_takers(self, age: Age) -> bool:
+        """Whether age may be that of the one who takes the medicine: of them or of no one named, and not a
+        pregnancy's months, nor the breastfed baby's age when the one breastfeeding takes it."""
+        if age.subject == PREGNANCY or (age.subject == BREASTFED and self.counts("breastfeeding")):
+            return False
+        return self.fits(age.subject)
+
     def stated_age(self) -> Age | None:
         """The age the patient states of the person the medicine is for, where they state exactly one (one value
         in one unit, however often written); None where they state none or several."""
-        ages = [a for a in self.ages if self.fits(a.subject)]
+        ages = [a for a in self.ages if self.is_takers(a)]
         return ages[0] if len({(a.value, a.unit) for a in ages}) == 1 else None
+
+    def someone_elses_age(self, value: float | None) -> bool:
+        """Whether the words state value only as the breastfed baby's age or a pregnancy's months, where the one
+        breastfeeding or pregnant takes the medicine. (Not a relation's age: who takes it is read less surely,
+        "can i giv it to my 5 yr old".)"""
+        same = [a for a in self.ages if value is not None and abs(a.value - value) < 1e-9]
+        return bool(same) and all(
+            a.subject == PREGNANCY or (a.subject == BREASTFED and self.counts("breastfeeding")) for a in same
+        )
 
     def denies(self, condition: str) -> bool:
         """Whether the patient denies condition (an id) for the person the medicine is for and never states it."""
@@ -265,23 +285,25 @@ _MY_AGED = re.compile(r"\bmy\s+\d")
 
 
 def _ages(folded: str) -> tuple[Age, ...]:
-    """Each age each clause states ("babam 82 yaşında", "2 yaşındaki kızım"), with the one its clause names. The
-    ages of a clause that speaks of breastfeeding are the baby's, and its months of a pregnancy the pregnancy's
-    ("5 aylık hamileyim"): none is the age of the one who takes the medicine, so they are left out."""
+    """Each age each clause states ("babam 82 yaşında", "2 yaşındaki kızım"), with the one its clause names: the
+    ages of a clause about breastfeeding are the breastfed baby's, its months of a pregnancy the pregnancy's."""
     relations = _relations(folded)
     mentions = state_mentions(folded)
     found: list[Age] = []
     for start, end in clauses(folded):
         stated = stated_numbers(folded[start:end])
         states = {m.state for m in mentions if start <= m.start < end}
-        if "breastfeeding" in states:
-            continue
-        if "pregnant" in states:
-            stated["months"] = []
-        if stated["years"] or stated["months"]:
-            child = _MY_AGED.search(folded, start, end)
-            subject = "child" if child else _named_in(folded, start, end, relations, any_case=True)
-            found += [Age(v, unit, subject) for unit in ("years", "months") for v in stated[unit]]
+        for unit in ("years", "months"):
+            for value in stated[unit]:
+                if "breastfeeding" in states:
+                    subject = BREASTFED
+                elif "pregnant" in states and unit == "months":
+                    subject = PREGNANCY
+                elif _MY_AGED.search(folded, start, end):
+                    subject = "child"
+                else:
+                    subject = _named_in(folded, start, end, relations, any_case=True)
+                found.append(Age(value, unit, subject))
     return tuple(found)
 
 
