@@ -1293,7 +1293,7 @@ def _as_stated(
         age_years = age_months = None
     for unit, value in (("years", age_years), ("months", age_months)):
         if turn.someone_elses_age(_maybe_number(value)):
-            # the breastfed baby's "3 aylık" or a son's age, written as the age of the one who takes it
+            # the breastfed baby's "3 aylık" or a pregnancy's months, written as the age of the one who takes it
             said[f"age_{unit}"] = value
             age_years, age_months = (None, age_months) if unit == "years" else (age_years, None)
     years = _maybe_number(age_years)

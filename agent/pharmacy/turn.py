@@ -81,7 +81,7 @@ class Age:
 
     value: float
     unit: str
-    subject: str | None  # SELF, a key of RELATIONS, PREGNANCY, or None where its clause names no one
+    subject: str | None  # SELF, a key of RELATIONS (BREASTFED among them), PREGNANCY, or None: its clause names no one
 
 
 @dataclass(frozen=True)
