@@ -8,7 +8,8 @@ import json
 from ppsf_helpers import call
 from test_agent import make_agent, without
 
-from agent.pharmacy.interaction_check import InteractionCheck, missing_warnings, named_medicines
+from agent.pharmacy.interaction_check import InteractionCheck, missing_warnings
+from agent.pharmacy.named import named_medicines
 from agent.pharmacy.tools import PHARMACY_TOOLS, check_interactions
 
 COUMADIN = "babam coumadin kullaniyor, dun dizi agridi diye aspirin icmis. sorun olur mu?"

@@ -17,7 +17,7 @@ from itertools import combinations
 from ..engine.checks import Append
 from .answers import SEVERITY_WORDS, duplicate_sentence, pair_sentence
 from .drugdb import load_db
-from .named import distinct, named_medicines
+from .named import patient_medicines
 from .prompts import conversation_language
 from .text import fold
 from .tools import check_interactions
@@ -64,8 +64,7 @@ def _said(answer: str, a: str, b: str, words: tuple[str, ...]) -> bool:
 
 def _missing(conversation: list[dict]) -> tuple[str, list[str]]:
     """(the patient's language, the serious findings no answer of the conversation has said)."""
-    said = [m["content"] for m in conversation if m.get("role") == "user" and isinstance(m.get("content"), str)]
-    names = distinct(named_medicines("\n".join(said)))
+    names = patient_medicines(conversation)
     db = load_db()
     # Where the patient's words show no language, the names' (as check_interactions chooses).
     lang = conversation_language(conversation) or ("tr" if any(db.resolve(n).lang == "tr" for n in names) else "en")

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 
 from .drugdb import load_db
-from .named import Named, distinct, medicine_spans, named_medicines, same_medicine
+from .named import Named, distinct, medicine_spans, named_medicines, patient_medicines, same_medicine
 from .router import route_text
 from .text import fold
 from .turn import patient_words
@@ -141,11 +141,7 @@ def with_earlier(names: list[str], conversation: list[dict]) -> list[str]:
     if not any(targets):
         return list(names)  # nothing of the list is a medicine of the conversation to add to
     out = list(names)
-    # the patient's own messages: not a medicine our questions named ("Do you have calpol at home?")
-    said = "\n".join(
-        m["content"] for m in conversation if m.get("role") == "user" and isinstance(m.get("content"), str)
-    )
-    for name in distinct(named_medicines(said)):
+    for name in patient_medicines(conversation):
         target = db.resolve(name).target
         if not any(same_medicine(target, t) for t in targets):
             out.append(name)

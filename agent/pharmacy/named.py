@@ -79,3 +79,10 @@ def same_medicine(a: Target | None, b: Target | None) -> bool:
     return (a.kind == "product" and b.kind == "ingredient" and b.id in db.ingredient_ids(a)) or (
         b.kind == "product" and a.kind == "ingredient" and a.id in db.ingredient_ids(b)
     )
+
+
+def patient_medicines(conversation: list[dict]) -> list[str]:
+    """The medicines the patient's own messages name (distinct), not a medicine a question of ours named ("Do you
+    have calpol at home?")."""
+    said = [m["content"] for m in conversation if m.get("role") == "user" and isinstance(m.get("content"), str)]
+    return distinct(named_medicines("\n".join(said)))

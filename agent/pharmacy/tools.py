@@ -1313,12 +1313,12 @@ def _as_stated(
         key = fold(text)
         return key in written and (not drug or fold(drug) not in key) and not state_mentions(fold_case(text))
 
-    kept = [text for text, found in read if found or theirs(text)]
+    kept = [(text, found) for text, found in read if found or theirs(text)]
     named = {cid for _, found in read for cid in found}
-    added = [words for cid, words in turn.stated_conditions() if cid not in named]
+    added = [(words, [cid]) for cid, words in turn.stated_conditions() if cid not in named]
     # One condition written twice ("blood pressure" beside "high blood pressure", "astım" and "asthma"): the longer
     # wording names it once.
-    every = [(text, db.read_conditions(text)[0]) for text in [*kept, *added]]
+    every = [*kept, *added]
     final = [text for text, found in every if not any(_within(text, found, t, o) for t, o in every)]
     if final != conditions:
         said["conditions"] = list(conditions)

@@ -197,6 +197,7 @@ def read_turn(messages: list[dict]) -> Turn:
     stated = stated_numbers(text)
     # Line by line: a message ends a clause (patient_words writes one a line), which fold_case's spaces would hide.
     folded = "\n".join(fold_case(line) for line in text.split("\n"))
+    relations, mentions = _relations(folded), state_mentions(folded)
     return Turn(
         language=conversation_language(messages),
         words=words,
@@ -206,12 +207,10 @@ def read_turn(messages: list[dict]) -> Turn:
         ages_months=tuple(stated["months"]),
         age_word=names_age(text),
         numbers=tuple(written_numbers(text)),
-        states=tuple(
-            Stated(m.state, m.denied, _subject(folded, m.start, m.end, m.clause)) for m in state_mentions(folded)
-        ),
-        conditions=_conditions(folded),
+        states=tuple(Stated(m.state, m.denied, _subject(folded, m.start, m.end, m.clause)) for m in mentions),
+        conditions=_conditions(folded, relations),
         about=_about(folded),
-        ages=_ages(folded),
+        ages=_ages(folded, relations, mentions),
     )
 
 
@@ -256,13 +255,12 @@ def _subject(folded: str, start: int, end: int, clause: tuple[int, int]) -> str 
     return None
 
 
-def _conditions(folded: str) -> tuple[Stated, ...]:
+def _conditions(folded: str, relations: list) -> tuple[Stated, ...]:
     """The drug data's conditions each clause names, denied or not, with the one its clause names (or None)."""
     if not folded.strip():
         return ()
     db = load_db()
     found: list[Stated] = []
-    relations = _relations(folded)
     for start, end in clauses(folded):
         present, negated = db.read_conditions(folded[start:end], fuzzy=False)
         if not (present or negated):
@@ -284,11 +282,9 @@ def _named_in(folded: str, start: int, end: int, relations: list, *, any_case: b
 _MY_AGED = re.compile(r"\bmy\s+\d")
 
 
-def _ages(folded: str) -> tuple[Age, ...]:
+def _ages(folded: str, relations: list, mentions: list) -> tuple[Age, ...]:
     """Each age each clause states ("babam 82 yaşında", "2 yaşındaki kızım"), with the one its clause names: the
     ages of a clause about breastfeeding are the breastfed baby's, its months of a pregnancy the pregnancy's."""
-    relations = _relations(folded)
-    mentions = state_mentions(folded)
     found: list[Age] = []
     for start, end in clauses(folded):
         stated = stated_numbers(folded[start:end])
