@@ -14,8 +14,9 @@ from agent.engine.call_checks import with_checks
 from agent.eval.scoring import calls_match, tool_defaults
 from agent.pharmacy import pharmacist_agent
 from agent.pharmacy.facts_check import StatedFacts
-from agent.pharmacy.medicine_check import NamedMedicines, grounded_list, side_by_side, with_earlier
+from agent.pharmacy.medicine_check import NamedMedicines, grounded_list, group_asked, side_by_side, with_earlier
 from agent.pharmacy.named import medicine_spans, named_medicines
+from agent.pharmacy.tool_check import AnsweringTool
 
 CHECK = NamedMedicines()
 
@@ -145,7 +146,8 @@ def test_an_added_call_runs_and_the_event_says_so(tmp_path):
     result = pharmacist.run("Aerius ile losartan potasyum ilaçları ne işe yarıyor?")
     tools = [json.loads(m["content"]) for m in result.messages if m["role"] == "tool"]
     assert [t.get("query") or t.get("name") for t in tools] and len(tools) == 2
-    assert {"type": "call_checks", "rule": "named_medicines, stated_facts", "action": "added_calls"} in events
+    rule = "answering_tool, named_medicines, stated_facts"
+    assert {"type": "call_checks", "rule": rule, "action": "added_calls"} in events
     # --no-stated-facts: the model's own calls
     own = pharmacist_agent(
         scripted_backend(ScriptedGenerator(texts)), routed=False, answers="model", stated_facts=False
@@ -162,7 +164,9 @@ def test_an_added_call_runs_and_the_event_says_so(tmp_path):
     )
 
 
-@pytest.mark.parametrize("name", ["templated_dev", "freetext_dev", "multiturn_dev"])
+@pytest.mark.parametrize(
+    "name", ["templated_dev", "freetext_dev", "multiturn_dev", "freetext_dev_b", "multiturn_dev_b"]
+)
 def test_the_checks_change_no_expected_call_of_the_dev_sets(name):
     """Every right call goes through the call checks as it is: they only correct (scored as agent.eval does)."""
     defaults = tool_defaults()
@@ -171,7 +175,7 @@ def test_the_checks_change_no_expected_call_of_the_dev_sets(name):
     changed = []
     for case in cases:
         conversation = case.get("messages") or [user(case["query"])]
-        ran = with_checks([NamedMedicines(), StatedFacts()], case["expected"], conversation)
+        ran = with_checks([AnsweringTool(), NamedMedicines(), StatedFacts()], case["expected"], conversation)
         if not calls_match(case["expected"], ran, defaults):
             changed.append(case["id"])
     assert cases and changed == []
@@ -194,6 +198,11 @@ def _conversation(*texts: str) -> list[dict]:
         # an earlier turn's medicine where the latest names another
         (["nexium", "coumadin"], ["nexium sabah mi", "Sabah.", "annem coumadin kullaniyo aspirin verebilir miyiz"],
          ["aspirin", "coumadin"]),
+        # a medicine gives way to what can be taken with it, not to a disease the message states
+        (["cipro", "glucophage"], ["i was prescribed cipro", "Okay.", "can i take it with my glucophage? i'm diabetic"],
+         ["cipro", "glucophage"]),
+        # a phrase the data reads as nothing gives way to the disease
+        (["Advil", "my inhaler"], ["i have asthma, use my inhaler. is Advil ok for me?"], ["Advil", "asthma"]),
         # the latest message names nothing more: as the model wrote it
         (["plavix", "augmentin"], ["dad is on plavix", "Okay.", "dentist wants augmentin, ok with the other one?"],
          ["plavix", "augmentin"]),
@@ -228,3 +237,65 @@ def test_an_interaction_list_gets_the_medicines_named_before(names, texts, ran):
     assert with_earlier(names, conversation) == ran
     (call,) = CHECK.calls([{"name": "check_interactions", "arguments": {"drugs": names}}], conversation)
     assert call["arguments"]["drugs"] == ran
+
+
+@pytest.mark.parametrize(
+    ("texts", "group"),
+    [
+        # a word of all: every medicine the patient named
+        (
+            [
+                "dedem xarelto kullanıyor",
+                "Anladım.",
+                "bir de beloc zok, voltaren almak istiyo, hepsini beraber olur mu",
+            ],
+            ["xarelto", "beloc zok", "voltaren"],
+        ),
+        # a word of two, where the patient named two and the message fewer
+        (
+            ["babam norvasc ve cozaar kullanıyor", "Anladım.", "ikisinin de daha ucuz muadili var mı"],
+            ["norvasc", "cozaar"],
+        ),
+        (
+            ["im on lanoxin", "Okay.", "and lasix in the morning", "Okay.", "could both of them cause this?"],
+            ["lanoxin", "lasix"],
+        ),
+        # the message names the two itself, after another medicine: not the conversation's
+        (["asist ne zaman içilir", "Yemekten sonra.", "abim viagra, nitrostat kullanıyor, ikisi beraber olur mu"], []),
+        # a word of two where the patient named three: which two is not said
+        (["parol, nurofen ve majezik var evde", "Tamam.", "ikisi beraber olur mu"], []),
+        # no word of a group, or a single message
+        (["babam norvasc ve cozaar kullanıyor", "Anladım.", "daha ucuz muadili var mı"], []),
+        (["norvasc ve cozaar ikisi beraber olur mu"], []),
+    ],
+)
+def test_a_question_of_the_patient_s_medicines_together(texts, group):
+    assert group_asked(_conversation(*texts)) == group
+
+
+def test_a_question_of_them_together_gets_each_medicine():
+    texts = ["babam norvasc ve cozaar kullanıyor", "Anladım.", "ikisinin de daha ucuz muadili var mı"]
+    ran = CHECK.calls([{"name": "find_alternatives", "arguments": {"drug": "norvasc"}}], _conversation(*texts))
+    assert ran == [
+        {"name": "find_alternatives", "arguments": {"drug": "norvasc"}},
+        {"name": "find_alternatives", "arguments": {"drug": "cozaar"}},
+    ]
+    texts = ["dedem xarelto kullanıyor", "Anladım.", "bir de beloc zok. voltaren almak istiyo, hepsini beraber olur mu"]
+    listed = CHECK.calls(
+        [{"name": "check_interactions", "arguments": {"drugs": ["beloc zok", "voltaren"]}}], _conversation(*texts)
+    )
+    assert listed == [{"name": "check_interactions", "arguments": {"drugs": ["beloc zok", "voltaren", "xarelto"]}}]
+
+
+def test_a_list_s_active_ingredient_is_the_product_the_patient_named():
+    texts = ["started flagyl yesterday", "Metronidazole is an antibiotic.", "can i have a few drinks of alcohol on it"]
+    listed = CHECK.calls(
+        [{"name": "check_interactions", "arguments": {"drugs": ["Metronidazole", "alcohol"]}}], _conversation(*texts)
+    )
+    assert listed == [{"name": "check_interactions", "arguments": {"drugs": ["flagyl", "alcohol"]}}]
+    # the ingredient the patient named themselves stays
+    texts = ["metronidazole kullanıyorum", "Tamam.", "alkol alabilir miyim"]
+    kept = CHECK.calls(
+        [{"name": "check_interactions", "arguments": {"drugs": ["metronidazole", "alkol"]}}], _conversation(*texts)
+    )
+    assert kept == [{"name": "check_interactions", "arguments": {"drugs": ["metronidazole", "alkol"]}}]

@@ -17,6 +17,7 @@ from agent.pharmacy import PHARMACY_TOOLS, pharmacist_agent
 from agent.pharmacy.facts_check import StatedFacts
 from agent.pharmacy.medicine_check import NamedMedicines
 from agent.pharmacy.text import as_written, fold
+from agent.pharmacy.tool_check import AnsweringTool
 from agent.pharmacy.tools import as_stated, check_contraindications
 from agent.pharmacy.turn import read_text
 
@@ -185,6 +186,7 @@ def test_the_check_counts_a_state_or_condition_the_patient_states_though_the_cal
 def test_the_pharmacist_sets_the_stated_facts_unless_told_not_to():
     backend = scripted_backend()
     assert [c.name for c in pharmacist_agent(backend, routed=False).call_checks] == [
+        AnsweringTool.name,
         NamedMedicines.name,
         StatedFacts.name,
     ]

@@ -275,9 +275,10 @@ def _recipe_sections(info: dict, report: str | None) -> list[str]:
             "",
             "`python -m agent.eval`, greedy, grounded names, through the agent as it ships: the tool router",
             "(`agent/pharmacy/data/tool_router.safetensors`, trained by the same command) chooses the first call's",
-            "tool or none, the model writes the rest, and the call checks set each call's medicine and the patient's",
-            "facts as their words state them (`--no-stated-facts`: the model's own calls). Dev sets chose every",
-            "value of the recipe; test sets were frozen before training and only reported.",
+            "tool or none, the model writes the rest, and the call checks set each call's tool where its arguments",
+            "ask another's, its medicine, and the patient's facts as their words state them (`--no-stated-facts`:",
+            "the model's own calls). Dev sets chose every value of the recipe; test sets were frozen before training",
+            "and only reported.",
             "",
             report,
         ]

@@ -361,7 +361,13 @@ class Agent:
             if log is not None and parsed["tool_calls"] != written:
                 names = ", ".join(c.name for c in self.call_checks)
                 log.write("call_checks", checks=names, model_calls=written, calls=parsed["tool_calls"])
-                action = "set_arguments" if len(parsed["tool_calls"]) == len(written) else "added_calls"
+                action = (
+                    "added_calls"
+                    if len(parsed["tool_calls"]) > len(written)
+                    else "set_tools"
+                    if any(c.get("name") != w.get("name") for c, w in zip(parsed["tool_calls"], written, strict=True))
+                    else "set_arguments"
+                )
                 self._emit({"type": "call_checks", "rule": names, "action": action})
 
     def _reply_start(self, route: Route | None) -> str:

@@ -20,6 +20,7 @@ from .interaction_check import InteractionCheck
 from .medicine_check import NamedMedicines
 from .prompts import SYSTEM_PROMPT, conversation_language, demo_examples, no_answer, tool_context
 from .router import tool_router
+from .tool_check import AnsweringTool
 from .tools import PHARMACY_TOOLS, is_known_name, is_medicine_name
 from .triage import AmountsAfterIntent, EmergencyTriage
 from .verdict_check import VerdictCheck
@@ -83,8 +84,9 @@ def pharmacist_agent(
     the reply to the patient's message starts, the tool it calls or an answer, and the model writes the rest;
     False: the model chooses alone; None (the default): routed when the backend is the PPSF-tuned model, whose
     recipe trains the router, or a model trained on routed tools blocks (its tools_shown.txt).
-    stated_facts=True (the default): a call's medicine is the one the patient's latest message names, with a call
-    for each medicine written beside it (agent.pharmacy.medicine_check), and its weight, age, pregnancy,
+    stated_facts=True (the default): a call's tool is the one its arguments ask (a medicine and a disease:
+    check_contraindications; agent.pharmacy.tool_check), its medicine the one the patient's latest message names,
+    with a call for each medicine written beside it (agent.pharmacy.medicine_check), and its weight, age, pregnancy,
     breastfeeding and conditions are set as the patient's words state them (agent.pharmacy.facts_check), the
     model's calls kept in the transcript; False studies the model's own calls.
 
@@ -119,7 +121,7 @@ def pharmacist_agent(
         triage=default_triage() if triage is None else list(triage),
         renderer=_renderer(language) if answers == "tools" else None,
         router=tool_router() if routed else None,
-        call_checks=[NamedMedicines(), StatedFacts()] if stated_facts else [],
+        call_checks=[AnsweringTool(), NamedMedicines(), StatedFacts()] if stated_facts else [],
         constraint=constraint,
         fallback=no_answer,
         examples=examples,

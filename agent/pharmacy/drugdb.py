@@ -572,6 +572,14 @@ class DrugDB:
         self._cond_keys = sorted(syns, key=len, reverse=True)
         self._cond_patterns = patterns
 
+    def diseases(self, text: str) -> list[str]:
+        """The condition ids text names as the data writes them (no near spelling) when it names a disease and
+        nothing else: not a medicine, a food, or a condition the patient takes (`taken`: alcohol); else []."""
+        found = self.match_conditions(text, fuzzy=False)
+        if any(self.conditions[c].get("taken") for c in found) or self.food_of(text) or self.resolve(text).target:
+            return []
+        return found
+
     def match_conditions(self, text: str, *, fuzzy: bool = True) -> list[str]:
         """Condition ids named in free text (Turkish or English) and not negated; [] when none is recognised.
         fuzzy=False: only names and patterns of the data, no near spelling."""

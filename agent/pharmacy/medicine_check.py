@@ -15,8 +15,9 @@ food ("her sabah" for "greyfurt suyu"), one medicine twice ("augmentin", "augmen
 or keeps the medicine of an earlier turn when the latest message names two others. So an entry that the data reads
 as nothing (no medicine, food or condition), the same medicine again, and a medicine only an earlier message
 names, is replaced by what the latest message names that the list lacks: its medicines, then its foods and
-conditions as the data reads them ("greyfurt", "alkol"). Where the message names nothing more, the entry stays as
-the model wrote it (the tool lists an unknown name as unchecked).
+conditions as the data reads them ("greyfurt", "alkol"); a medicine only by what can be taken with it, not by a
+disease ("i'm diabetic"). Where the message names nothing more, the entry stays as the model wrote it (the tool
+lists an unknown name as unchecked).
 And a list asked of one medicine ("is that ok with the other two") gets the medicines the patient named before,
 one of which a small model leaves out (with_earlier).
 """
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from .drugdb import load_db
+from .drugdb import Target, load_db
 from .named import Named, distinct, medicine_spans, named_medicines, patient_medicines, same_medicine
 from .router import route_text
 from .text import fold
@@ -71,7 +72,7 @@ def _their_product(drug: str, conversation: list[dict]) -> str | None:
 _WORD = re.compile(r"\w+")
 
 
-def _non_medicines(text: str) -> list[str]:
+def non_medicines(text: str) -> list[str]:
     """The foods and herbals of the reference and the conditions of the data that text writes, each as its fewest
     words from where it starts ("greyfurt" of "greyfurt suyu", "alkol" of "bi kadeh alkol"), in order, once each."""
     db = load_db()
@@ -115,14 +116,44 @@ def grounded_list(names: list[str], conversation: list[dict]) -> list[str]:
     wanted = [n for n, t in zip(named, latest, strict=True) if not any(same_medicine(x, t) for x in targets)]
     # a food or condition only where the list has none: one the model wrote as the data reads it stays
     if not any(isinstance(x, str) and read(x) for x in names):
-        wanted += _non_medicines(text)
+        wanted += non_medicines(text)
     out: list[str] = []
-    for name, (gives_way, twice) in zip(names, verdicts, strict=True):
-        if gives_way and wanted:
-            out.append(wanted.pop(0))
+    for i, (name, (gives_way, twice)) in enumerate(zip(names, verdicts, strict=True)):
+        # A medicine gives way to what can be taken with it, not to a disease ("can i take it with my glucophage?
+        # i'm diabetic": cipro stays); a phrase the data reads as nothing gives way to either ("inhaler": asthma).
+        fits = [w for w in wanted if targets[i] is None or not db.diseases(w)]
+        if gives_way and fits:
+            out.append(fits[0])
+            wanted.remove(fits[0])
         elif not twice:
             out.append(name)
     return out
+
+
+# Words that refer to the medicines named before as a group: all of them, or a number of them ("ikisi", "both").
+# Closed classes of each language (quantifiers, numerals as pronouns): Turkish (folded) and English.
+_ALL = re.compile(r"\b(?:hepsi\w*|tumu\w*|all of (?:them|these|those)|them all|all together)\b")
+_COUNTED = (
+    (2, re.compile(r"\b(?:ikisi\w*|both|the two of them|(?:these|those) two)\b")),
+    (3, re.compile(r"\b(?:ucu(?:nu|nun|ne)?|all three|the three of them|(?:these|those) three)\b")),
+)
+
+
+def group_asked(conversation: list[dict]) -> list[str]:
+    """The medicines the patient named in the conversation, where their latest message asks of them together
+    ("hepsini beraber", "ikisinin de muadili", "both of them") and the words say which: all of them for a word of
+    all; the N they named for a word of N, where they named exactly N and the message itself names fewer (not
+    "abim viagra ve nitrostat kullanıyor, ikisi beraber olur mu" after another medicine). Else []."""
+    if sum(m.get("role") == "user" for m in conversation) < 2:
+        return []
+    text = route_text(conversation)
+    latest, named = fold(text), patient_medicines(conversation)
+    if len(named) > 1 and _ALL.search(latest):
+        return named
+    for count, words in _COUNTED:
+        if words.search(latest) and len(named) == count and len(distinct(named_medicines(text))) < count:
+            return named
+    return []
 
 
 def with_earlier(names: list[str], conversation: list[dict]) -> list[str]:
@@ -130,11 +161,11 @@ def with_earlier(names: list[str], conversation: list[dict]) -> list[str]:
     lacks, where the latest message names at most one medicine, food or condition: what it is to be taken with is
     then what the patient named before ("is that ok with the other two", "alongside the two heart tablets I
     mentioned"). A latest message that names two leaves the list to them ("another thing, can X and Y go
-    together?")."""
+    together?"), unless it asks of the patient's medicines together (group_asked: "hepsini beraber")."""
     if sum(m.get("role") == "user" for m in conversation) < 2:
         return list(names)
     latest = route_text(conversation)
-    if len(distinct(named_medicines(latest))) + len(_non_medicines(latest)) > 1:
+    if len(distinct(named_medicines(latest))) + len(non_medicines(latest)) > 1 and not group_asked(conversation):
         return list(names)
     db = load_db()
     targets = [db.resolve(n).target if isinstance(n, str) else None for n in names]
@@ -180,24 +211,33 @@ class NamedMedicines:
             listed = call["arguments"].get("drugs") if isinstance(call.get("arguments"), dict) else None
             if isinstance(listed, list) and listed:
                 drugs = with_earlier(grounded_list(listed, conversation), conversation)
+                # an active ingredient for the one product the patient named with it, as for one medicine below
+                drugs = [(_their_product(d, conversation) or d) if isinstance(d, str) else d for d in drugs]
                 call = {**call, "arguments": {**call["arguments"], "drugs": drugs}}
             if drug is not None and only is not None and not asked:
                 call = {**call, "arguments": {**call["arguments"], "drug": names[0]}}
             elif drug is not None and (product := _their_product(drug, conversation)) is not None:
                 call = {**call, "arguments": {**call["arguments"], "drug": product}}
             out.append(call)
+
+        def covered(tool: object, target: Target | None) -> bool:  # a call of tool about that medicine is there
+            return any(
+                c.get("name") == tool and (d := _drug(c)) is not None and same_medicine(db.resolve(d).target, target)
+                for c in out
+            )
+
         for group in side_by_side(text):
             for call in list(out):
                 drug = _drug(call)
                 if drug is None or not any(same_medicine(db.resolve(drug).target, n.target) for n in group):
                     continue
                 for other in group:
-                    covered = any(
-                        c.get("name") == call.get("name")
-                        and (d := _drug(c)) is not None
-                        and same_medicine(db.resolve(d).target, other.target)
-                        for c in out
-                    )
-                    if not covered:
+                    if not covered(call.get("name"), other.target):
                         out.append({**call, "arguments": {**call["arguments"], "drug": other.name}})
+        # a question of the patient's medicines together ("ikisinin de muadili var mı"): a call for each
+        for other in group_asked(conversation):
+            target = db.resolve(other).target
+            for call in list(out):
+                if _drug(call) is not None and not covered(call.get("name"), target):
+                    out.append({**call, "arguments": {**call["arguments"], "drug": other}})
         return out
