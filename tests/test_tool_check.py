@@ -41,6 +41,8 @@ def test_the_diseases_a_text_names(text, ids):
 def test_a_taken_condition_is_marked_in_the_data():
     db = load_db()
     assert [c for c, entry in db.conditions.items() if entry.get("taken")] == ["alcohol_use"]
+    assert db.is_taken("bi kadeh alkol") and db.is_taken("greyfurt suyu") and db.is_taken("alcohol")
+    assert not db.is_taken("astım") and not db.is_taken("Parol") and not db.is_taken("her sabah")
 
 
 @pytest.mark.parametrize(

@@ -572,13 +572,18 @@ class DrugDB:
         self._cond_keys = sorted(syns, key=len, reverse=True)
         self._cond_patterns = patterns
 
+    def is_taken(self, text: str) -> bool:
+        """Whether text names something taken beside a medicine that is no medicine: a food or herbal of the
+        reference, or a condition marked `taken` (alcohol), as the data writes it."""
+        found = self.match_conditions(text, fuzzy=False)
+        return self.food_of(text) is not None or any(self.conditions[c].get("taken") for c in found)
+
     def diseases(self, text: str) -> list[str]:
         """The condition ids text names as the data writes them (no near spelling) when it names a disease and
-        nothing else: not a medicine, a food, or a condition the patient takes (`taken`: alcohol); else []."""
-        found = self.match_conditions(text, fuzzy=False)
-        if any(self.conditions[c].get("taken") for c in found) or self.food_of(text) or self.resolve(text).target:
+        nothing else: not a medicine, nor something taken (is_taken: a food, alcohol); else []."""
+        if self.is_taken(text) or self.resolve(text).target is not None:
             return []
-        return found
+        return self.match_conditions(text, fuzzy=False)
 
     def match_conditions(self, text: str, *, fuzzy: bool = True) -> list[str]:
         """Condition ids named in free text (Turkish or English) and not negated; [] when none is recognised.

@@ -19,7 +19,9 @@ conditions as the data reads them ("greyfurt", "alkol"); a medicine only by what
 disease ("i'm diabetic"). Where the message names nothing more, the entry stays as the model wrote it (the tool
 lists an unknown name as unchecked).
 And a list asked of one medicine ("is that ok with the other two") gets the medicines the patient named before,
-one of which a small model leaves out (with_earlier).
+one of which a small model leaves out (with_earlier), as does a message that asks of the patient's medicines
+together ("hepsini beraber", "ikisinin de muadili": group_asked), where a call about one medicine gets a call for
+each.
 """
 
 from __future__ import annotations
@@ -193,7 +195,7 @@ class NamedMedicines:
     name = "named_medicines"
     note = (
         "a call's medicine was set to the one the patient's words name, a call added for each medicine written "
-        "beside it, or a list's entry set to what the latest message names"
+        "beside it or asked of together, or a list's entry set to what the latest message names"
     )
 
     def calls(self, calls: list[dict], conversation: list[dict]) -> list[dict]:

@@ -36,13 +36,9 @@ def _as_contraindication(drugs: list) -> dict | None:
 
 
 def _taken_with(conversation: list[dict]) -> list[str]:
-    """The foods and conditions the patient takes ("alkol", "greyfurt") that their latest message names."""
+    """The foods and conditions taken ("alkol", "greyfurt") that the patient's latest message names."""
     db = load_db()
-    return [
-        text
-        for text in non_medicines(route_text(conversation))
-        if db.food_of(text) or any(db.conditions[c].get("taken") for c in db.match_conditions(text, fuzzy=False))
-    ]
+    return [text for text in non_medicines(route_text(conversation)) if db.is_taken(text)]
 
 
 def _asked_with(drug: str, conversation: list[dict]) -> list[str]:
