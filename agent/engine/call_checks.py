@@ -4,9 +4,8 @@ A small model chooses the tool well, and copies the patient's facts less well (a
 pregnancy left out, an earlier turn's medicine). A CallCheck returns the arguments one call runs with (the
 pharmacy's reads the patient's facts from their words, as its tools do); a CallsCheck returns the reply's calls
 as a whole, and may set a call's tool where its arguments ask another's, or add a call (a lookup for each of two
-medicines asked about at once), never drop one. The
-conversation then carries the calls as they ran, so the model's next step and the evaluation see what ran; the
-transcript keeps what the model wrote.
+medicines asked about at once), never drop one. The conversation then carries the calls as they ran, so the
+model's next step and the evaluation see what ran; the transcript keeps what the model wrote.
 """
 
 from __future__ import annotations

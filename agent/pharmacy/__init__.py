@@ -121,6 +121,8 @@ def pharmacist_agent(
         triage=default_triage() if triage is None else list(triage),
         renderer=_renderer(language) if answers == "tools" else None,
         router=tool_router() if routed else None,
+        # AnsweringTool first: a lookup it makes the interaction check of medicines asked of together is not first
+        # copied by NamedMedicines for each of them
         call_checks=[AnsweringTool(), NamedMedicines(), StatedFacts()] if stated_facts else [],
         constraint=constraint,
         fallback=no_answer,

@@ -123,8 +123,8 @@ def grounded_list(names: list[str], conversation: list[dict]) -> list[str]:
     for i, (name, (gives_way, twice)) in enumerate(zip(names, verdicts, strict=True)):
         # A medicine gives way to what can be taken with it, not to a disease ("can i take it with my glucophage?
         # i'm diabetic": cipro stays); a phrase the data reads as nothing gives way to either ("inhaler": asthma).
-        fits = [w for w in wanted if targets[i] is None or not db.diseases(w)]
-        if gives_way and fits:
+        fits = [w for w in wanted if targets[i] is None or not db.diseases(w)] if gives_way else []
+        if fits:
             out.append(fits[0])
             wanted.remove(fits[0])
         elif not twice:
@@ -222,7 +222,7 @@ class NamedMedicines:
                 call = {**call, "arguments": {**call["arguments"], "drug": product}}
             out.append(call)
 
-        def covered(tool: object, target: Target | None) -> bool:  # a call of tool about that medicine is there
+        def covered(tool: str | None, target: Target | None) -> bool:  # a call of tool about that medicine is there
             return any(
                 c.get("name") == tool and (d := _drug(c)) is not None and same_medicine(db.resolve(d).target, target)
                 for c in out
