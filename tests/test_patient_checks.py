@@ -7,6 +7,7 @@ import pytest
 from agent.pharmacy.growth import WHO_MEDIANS_KG, implausible, weight_band
 from agent.pharmacy.text import stated_states
 from agent.pharmacy.tools import calculate_dose, check_contraindications
+from agent.pharmacy.turn import read_text, read_turn
 
 
 @pytest.mark.parametrize(
@@ -409,3 +410,57 @@ def test_an_age_written_with_a_half_and_no_unit_is_the_patients(text):
     # a number word alone is no number: an age of 1 is not the "bir" of "bir kutu"
     made_up = calculate_dose("Brufen", 13, age_years=1, patient_text="bir kutu brufen var 13 kilo, ne kadar")
     assert made_up["error"]["code"] == "invalid_input"
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        # the unit as a label before the number, read left to right: a label right after a number is its unit
+        ("kilo 30 yas 9 parasetamol dozu", {"kg": [30.0], "years": [9.0]}),
+        ("kilosu 27 yasi 9 pedifen kac ml", {"kg": [27.0], "years": [9.0]}),
+        ("bir buçuk yaşında, kilosu 10,5 civarı", {"kg": [10.5], "years": [1.5]}),
+        ("3 yaş kilo 14", {"kg": [14.0], "years": [3.0]}),
+        ("14 kilo 3 yaş", {"kg": [14.0], "years": [3.0]}),
+        ("age 4, 16kg", {"kg": [16.0], "years": [4.0]}),
+        # a label whose number carries a unit of its own kind: that unit
+        ("yaşı 18 aylık", {"months": [18.0]}),
+        ("kilosu 11 kg", {"kg": [11.0]}),
+        # "weighs 40" names no unit: not read (kg or pounds)
+        ("she weighs 40, 9 years old", {"years": [9.0]}),
+    ],
+)
+def test_a_weight_or_an_age_written_as_a_label(text, found):
+    from agent.pharmacy.amounts import stated_numbers
+
+    assert {k: v for k, v in stated_numbers(text).items() if v} == found
+
+
+def test_the_months_written_after_the_years_are_one_age():
+    from agent.pharmacy.amounts import compound_ages
+
+    assert compound_ages("torunum 2 yaş 3 aylık, 13 kilo") == [(2.0, 3.0)]
+    assert compound_ages("my son is 2 years and 3 months") == [(2.0, 3.0)]
+    assert compound_ages("kizim 5 yasinda 3 aydir oksuruyor") == []  # a duration, not months of the age
+    turn = read_text("1 yas 8 aylik 11 kg")
+    assert turn.months_beyond(1) == 8 and turn.months_beyond(8) is None and turn.months_beyond(None) is None
+
+
+def test_a_dose_is_never_for_a_weight_the_patient_did_not_give():
+    text = "oglum 10 yasinda burnu akiyo calpol surup veriyoz dozu ne olmali"
+    # The age's 10 copied as the weight: asked for, not dosed.
+    out = calculate_dose("Calpol", 10, age_years=10, patient_text=text)
+    assert out["error"]["message"] == "the patient gives no weight: ask for it"
+    assert not read_text(text).gives_weight(10)
+    # A weight as a label, with its unit, or a number answering our question of the weight: dosed.
+    assert "per_dose_mg" in calculate_dose("Calpol", 11, age_months=18, patient_text="18 aylık, kilosu 11")
+    assert "per_dose_mg" in calculate_dose("Calpol", 20, age_years=6, patient_text="6 yaşında 20 kg")
+    asked = [
+        {"role": "user", "content": "calpol verecektim, 3 yasinda"},
+        {"role": "assistant", "content": "Kilosunu da yazabilir misiniz?"},
+        {"role": "user", "content": "tartmadik ama 15 civari"},
+    ]
+    turn = read_turn(asked)
+    assert turn.gives_weight(15) and not turn.gives_weight(16)
+    assert "per_dose_mg" in calculate_dose("Calpol", 15, age_years=3, patient=turn)
+    # Without the patient's words (a caller with the numbers alone), the tool computes as before.
+    assert "per_dose_mg" in calculate_dose("Calpol", 15, age_years=3)

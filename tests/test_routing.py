@@ -329,6 +329,10 @@ def test_an_unsure_none_about_a_named_medicine_calls_the_likeliest_tool():
     )
     assert routed(unsure, "daha ucuzu var mı, çok pahalı") == (None, None)  # no medicine named
     assert routed(sure, "Nurofen'in daha ucuzu var mı, çok pahalı") == (None, None)  # the router is sure
+    # where only an earlier message names one, the router need only be surer of none than FOLLOW_UP_SURE
+    fairly_sure = _unsure_router(0.8)
+    assert routed(fairly_sure, "Nurofen'in daha ucuzu var mı, çok pahalı") == ("find_alternatives", None)
+    assert routed(fairly_sure, "Nurofen kullanıyorum", "Anladım.", "tamam sağolun görüşürüz") == (None, None)
     # an emergency now, or earlier in the conversation, is never turned into a lookup
     assert routed(unsure, "bir kutu parol içtim ölmek istiyorum") == (None, None)
     assert routed(unsure, "bir kutu parol içtim ölmek istiyorum", "112'yi arayın.", "nurofen daha ucuz mu") == (

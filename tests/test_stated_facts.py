@@ -125,6 +125,11 @@ C, D = "check_contraindications", "calculate_dose"
             "3 yaş 4 aylık, 14 kilo",
             {"weight_kg": 14, "age_years": 3, "age_months": 4},
         ),
+        # the months written after the years are part of the age, for the dose and for the check alike
+        (D, {"weight_kg": 13, "age_years": 2}, "torunum 2 yaş 3 aylık, 13 kilo", {"weight_kg": 13, "age_years": 2.25}),
+        (C, {"age_years": 2}, "2 years and 3 months old, can he have it", {"age_years": 2, "age_months": 3.0}),
+        # a weight or an age written as a label before its number
+        (D, {"weight_kg": 9, "age_years": 30}, "kilo 30 yas 9 parol dozu", {"weight_kg": 30, "age_years": 9}),
         # numbers written in words
         (D, {"weight_kg": 7, "age_years": 7}, "7 yaşındaki oğlum, yirmi iki kilo", {"weight_kg": 22, "age_years": 7}),
         (D, {"weight_kg": 13, "age_years": 13}, "iki buçuk yaşında, 13 kilo", {"weight_kg": 13, "age_years": 2.5}),
@@ -139,6 +144,15 @@ C, D = "check_contraindications", "calculate_dose"
         # kept: a condition the data knows, and the patient's own words for one it does not
         (C, {"conditions": ["astımım"]}, "astımım var, alabilir miyim", {"conditions": ["astımım"]}),
         (C, {"conditions": ["glokom"]}, "glokom hastasıyım, alabilir miyim", {"conditions": ["glokom"]}),
+        # a condition the data knows, written otherwise than the patient wrote it: in their words
+        (
+            C,
+            {"conditions": ["my asthma"]},
+            "i've had asthma since i was a kid, can i take it",
+            {"conditions": ["asthma"]},
+        ),
+        (C, {"conditions": ["ulseri"]}, "ulserim var parol icmem sakincali mi", {"conditions": ["ulser"]}),
+        (C, {"conditions": ["glokom hastalığı"]}, "Glokom hastasıyım, içebilir miyim", {"conditions": ["Glokom"]}),
         # dropped: a text naming the medicine or a state ("emzirme": the flag carries it)
         (C, {"conditions": ["Parol güvenli"]}, "emzirme döneminde Parol güvenli mi?", {"breastfeeding": True}),
         (C, {"conditions": ["emzirme"]}, "emzirme döneminde Parol güvenli mi?", {"breastfeeding": True}),

@@ -98,6 +98,41 @@ def test_a_taken_condition_is_marked_in_the_data():
             [{"name": "get_drug_info", "arguments": {"drug": "lasix", "section": "interactions"}}],
             [{"name": "check_interactions", "arguments": {"drugs": ["lasix", "lanoxin"]}}],
         ),
+        # one medicine beside an entry no one wrote, and no other medicine named: asked of the one who takes it
+        (
+            ["9 aylık bebeğim var, öksürüyor", "Ateşi var mı?", "yok ateşi yok. delsym verebilir miyim ona"],
+            [{"name": "check_interactions", "arguments": {"drugs": ["delsym", "aateşi"]}}],
+            [{"name": "check_contraindications", "arguments": {"drug": "delsym", "age_months": 9.0}}],
+        ),
+        # ... but an entry the patient wrote stays (the tool lists it as unchecked), and so does a list where they
+        # name another medicine to pair
+        (
+            ["delsym ile zorbex beraber olur mu"],
+            [{"name": "check_interactions", "arguments": {"drugs": ["delsym", "zorbex"]}}],
+            [{"name": "check_interactions", "arguments": {"drugs": ["delsym", "zorbex"]}}],
+        ),
+        (
+            ["Parol kullanıyorum", "Tamam.", "Nurofen de ekleyebilir miyim"],
+            [{"name": "check_interactions", "arguments": {"drugs": ["Nurofen", "xyz"]}}],
+            [{"name": "check_interactions", "arguments": {"drugs": ["Nurofen", "xyz"]}}],
+        ),
+        # a dose for a weight the patient never gave: the leaflet's dosage, not a guess
+        (
+            ["oglum 10 yasinda burnu akiyo aerius surup veriyoz dozu ne olmali"],
+            [{"name": "calculate_dose", "arguments": {"drug": "aerius", "weight_kg": 10.0, "age_years": 10.0}}],
+            [{"name": "get_drug_info", "arguments": {"drug": "aerius", "section": "dosage"}}],
+        ),
+        # a weight given with its unit, as a label ("kilosu 11"), or in answer to our question: the dose
+        (
+            ["calpol var, kızım 18 aylık, kilosu 11, ne kadar vereyim"],
+            [{"name": "calculate_dose", "arguments": {"drug": "calpol", "weight_kg": 11, "age_months": 18}}],
+            [{"name": "calculate_dose", "arguments": {"drug": "calpol", "weight_kg": 11, "age_months": 18}}],
+        ),
+        (
+            ["calpol verecektim, 3 yasinda", "Kilosunu da yazabilir misiniz?", "tartmadik ama 15 civari"],
+            [{"name": "calculate_dose", "arguments": {"drug": "calpol", "weight_kg": 15, "age_years": 3}}],
+            [{"name": "calculate_dose", "arguments": {"drug": "calpol", "weight_kg": 15, "age_years": 3}}],
+        ),
         # another section, or a message that names nothing taken with it: as written
         (
             ["does flagyl give side effects with alcohol"],

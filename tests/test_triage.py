@@ -155,3 +155,14 @@ def test_security_doc_states_the_detectors_figures_as_measured():
         assert row, f"docs/security.md has no '| {name} |' row of the detector's figures"
         assert int(row[1]) == f["cases"]
         assert float(row[2]) == round(100 * f["recall"], 1) and float(row[3]) == round(100 * f["false_alarms"], 1)
+
+
+def test_the_detector_learns_from_the_router_pools_it_names(monkeypatch):
+    """A pool added for the router reaches the detector only where emergency_detector.ORDINARY_POOLS names it."""
+    import emergency_detector as ed
+
+    learn, measure = ed.written_ordinary()
+    assert {c["id"][:2] for c in learn + measure} == {f"D{x.upper()}" for x in "abcdefgh"}
+    monkeypatch.setattr(ed, "ORDINARY_POOLS", (*ed.ORDINARY_POOLS, "nope.jsonl"))
+    with pytest.raises(FileNotFoundError, match="ORDINARY_POOLS: no such pool in training/decisions/: nope.jsonl"):
+        ed.written_ordinary()

@@ -56,6 +56,9 @@ TARGET_RECALL = 0.98
 # triage.held_readings), since a context message ("it's been 3 days now") read alone and taken for an emergency
 # refuses the rest of it.
 ORDINARY_TRAIN = 1500
+# The router's pools the shipped detector learned from and measures on: a pool added for the router reaches the
+# detector only where it is named here (pools i-l were tried: docs/security.md, not kept).
+ORDINARY_POOLS = tuple(f"decisions_{x}.jsonl" for x in "abcdefgh")
 GRID = [(epochs, lr) for epochs in (3, 4, 6) for lr in (0.005, 0.01, 0.02)]  # (epochs, Adam's lr)
 
 
@@ -120,11 +123,14 @@ def ordinary_messages(n: int = ORDINARY_TRAIN, seed: int = 11) -> list[dict]:
 
 
 def written_ordinary() -> tuple[list[dict], list[dict]]:
-    """The patient-written messages of the router's pools (training/decisions/) that need a tool call, as
+    """The patient-written messages of the router's pools named in ORDINARY_POOLS that need a tool call, as
     ordinary ("none") cases, alternately: (to learn from, to measure)."""
+    pools = [path for path in router.POOLS if path.name in ORDINARY_POOLS]
+    if missing := set(ORDINARY_POOLS) - {path.name for path in pools}:
+        raise FileNotFoundError(f"ORDINARY_POOLS: no such pool in training/decisions/: {', '.join(sorted(missing))}")
     cases = [
         {"id": c.get("id"), "messages": router.case_messages(c), "label": "none"}
-        for path in router.POOLS
+        for path in pools
         for c in router.read_cases(path)
         if c["expected"]
     ]

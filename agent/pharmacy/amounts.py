@@ -220,13 +220,57 @@ def in_digits(text: str) -> str:
     return _SPELLED.sub(_spelled, fold_case(text))
 
 
+# A weight or an age written as a label, then its number ("kilosu 11", "kilo 30 yas 9", "yaşı 5", "age 4"): the
+# word names the unit. Folded text (in_digits). "weighs 40" is not one: it names no unit (kg or pounds).
+_LABELLED = re.compile(
+    r"(?<![\w.,])(?:(?P<kg>kilo(?:su|m|n|muz|nuz)?|agirlig[ıi]|agirligim)|(?P<years>yas(?:i|im|in)?|age|aged))"
+    r"[\s:=]*(?P<number>\d+(?:[.,]\d+)?)(?![.,]?\d)"
+)
+_NUMBER_BEFORE = re.compile(r"(\d+(?:[.,]\d+)?)[\s-]*$")
+
+
+def _labelled(text: str) -> list[tuple[str, float, int, int]]:
+    """(unit, value, start, end) of each label-first weight or age in folded text (_LABELLED), read left to right:
+    a label right after a number is that number's unit ("14 kilo 3 yaş"), unless a label before took the number
+    ("kilo 30 yas 9": 30 kg, 9 years); a number followed by a unit of its own label's kind is left to _STATED
+    ("yaşı 18 aylık", "kilosu 11 kg")."""
+    out: list[tuple[str, float, int, int]] = []
+    for m in _LABELLED.finditer(text):
+        unit = "kg" if m["kg"] else "years"
+        before = _NUMBER_BEFORE.search(text, 0, m.start())
+        if before and not any(s <= before.start(1) < e for _, _, s, e in out):
+            continue
+        after = _STATED.match(text, m.start("number"))
+        if after and (after.lastgroup == unit or {after.lastgroup, unit} <= {"years", "months"}):
+            continue
+        out.append((unit, float(m["number"].replace(",", ".")), m.start(), m.end()))
+    return out
+
+
 def stated_numbers(text: str) -> dict[str, list[float]]:
     """The weights in kg ("kg") and in pounds ("lb"), ages in years ("years") and in months ("months") that text
-    states with their unit, in digits or in words (in_digits); a duration ("4 ay önce", "for 2 years") is no age."""
+    states with their unit, in digits or in words (in_digits), the unit after the number ("11 kg", "3 yaşında") or
+    as a label before it ("kilosu 11", "yaşı 3"); a duration ("4 ay önce", "for 2 years") is no age."""
     out: dict[str, list[float]] = {"kg": [], "lb": [], "years": [], "months": []}
-    for m in _STATED.finditer(in_digits(without_durations(text))):
+    folded = in_digits(without_durations(text))
+    for unit, value, start, end in _labelled(folded):
+        out[unit].append(value)
+        folded = folded[:start] + " " * (end - start) + folded[end:]  # its number is not also read with a unit after
+    for m in _STATED.finditer(folded):
         out[m.lastgroup].append(float(m.group(1).replace(",", ".")))  # type: ignore[index]
     return out
+
+
+# One age in years and months ("2 yaş 3 aylık", "1 yaş 8 ay", "2 years 3 months", "3 years and 2 months"), folded.
+_COMPOUND_AGE = re.compile(
+    r"(?<![\w.,])(\d+)[\s-]*(?:yas\w*|years?|yrs?)[\s,]*(?:ve\s+|and\s+)?(\d+)[\s-]*(?:ay\w*|months?|mos?)(?![a-z])"
+)
+
+
+def compound_ages(text: str) -> list[tuple[float, float]]:
+    """(years, months) of each age text writes in both units at once ("2 yaş 3 aylık": (2, 3)); durations
+    ("3 aydır") are not ages."""
+    return [(float(y), float(m)) for y, m in _COMPOUND_AGE.findall(in_digits(without_durations(text)))]
 
 
 # Words that say an age is given ("3 yaşında", "bir yaşındaki", "iki aylık", "two years old", "I'm 35 years").
@@ -234,12 +278,19 @@ _AGE_WORDS = re.compile(
     r"(?<!\w)(?:yaş\w*|yas\w*|aylık\w*|aylik\w*|yetişkin\w*|yetiskin\w*|years?|yrs?|months?|mos|old|y/o|adults?)(?!\w)",
     re.I,
 )
+# Words that say a weight is given ("kilosu", "13 kg", "weighs", "40 lbs", "ağırlığı").
+_WEIGHT_WORDS = re.compile(r"(?<!\w)(?:kilo\w*|kgs?|weigh\w*|lbs?|pounds?|a[gğ][ıi]rl[ıi][gğ]\w*)(?!\w)", re.I)
 _ANY_NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)?")
 
 
 def names_age(text: str) -> bool:
     """Whether text has a word of age ("yaşında", "aylık", "months", "old", "adult"), durations left out."""
     return bool(_AGE_WORDS.search(without_durations(text)))
+
+
+def names_weight(text: str) -> bool:
+    """Whether text has a word of weight ("kilosu", "kg", "weighs", "pounds", "ağırlığı")."""
+    return bool(_WEIGHT_WORDS.search(text))
 
 
 def written_numbers(text: str) -> list[float]:

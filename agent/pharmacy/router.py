@@ -118,7 +118,7 @@ class ToolRouter:
     def route(self, messages: list[dict]) -> Route | None:
         ids, probs = self._read(messages)
         route = self._route(ids, probs, range(len(LABELS)))
-        if route.tool is None and route.confidence < NONE_SURE and _about_a_medicine(messages):
+        if route.tool is None and route.confidence < _none_sure(messages) and _about_a_medicine(messages):
             route = self._route(ids, probs, range(1, len(LABELS)))  # the likeliest tool
         return route if route.confidence >= self.threshold else None
 
@@ -129,10 +129,19 @@ class ToolRouter:
 # unsure of "none" (below NONE_SURE), the conversation's patient messages name a medicine of the data, and the
 # emergency detector reads the latest message as ordinary with a margin (score below CALM, under half of its
 # alarm threshold) and no earlier one as an emergency, the reply calls the router's likeliest tool instead.
+# A latest message that names no medicine itself may have moved on from the one named before ("ok and whats good
+# for a sore throat", "ok got it bye"), so there the router need only be surer of "none" than FOLLOW_UP_SURE.
 # Chosen on the dev sets (docs/agent.md, "The router's none"): free-text, multi-turn and templated dev and the
 # patient-written dev_b sets, with the emergency dev sets for what it must not turn into a lookup.
 NONE_SURE = 0.9
+FOLLOW_UP_SURE = 0.7
 CALM = 0.1
+
+
+def _none_sure(messages: list[dict]) -> float:
+    """How sure of "none" the router must be to answer without a tool: NONE_SURE where the latest message names
+    a medicine, FOLLOW_UP_SURE where only an earlier one does."""
+    return NONE_SURE if medicine_spans(route_text(messages)) else FOLLOW_UP_SURE
 
 
 def _about_a_medicine(messages: list[dict]) -> bool:

@@ -288,6 +288,10 @@ _AGE_NEEDED = {
     "tr": "Doz hesabı için yaş gerekli: lütfen yaşı (yıl ya da ay olarak) yazın.",
     "en": "A dose needs the age: please give the age (in years or months).",
 }
+_WEIGHT_NEEDED = {
+    "tr": "Doz hesabı için kilo gerekli: lütfen kiloyu (kg olarak) yazın.",
+    "en": "A dose needs the weight: please give the weight (in kg).",
+}
 # What a patient reads when the number they gave (or the model copied) is out of range.
 _RANGE_SAYS = {
     "weight_kg": {
@@ -1047,7 +1051,16 @@ def _as_written(weight: float, age_years: Any, age_months: Any, turn: Turn) -> t
             if found is not None:
                 said[f"age_{unit}"] = value
                 age_years, age_months = (found[1], None) if found[0] == "years" else (None, found[1])
-    return weight, age_years, age_months, said
+    return (weight, *_with_months(turn, age_years, age_months, said), said)
+
+
+def _with_months(turn: Turn, age_years: Any, age_months: Any, said: dict[str, Any]) -> tuple[Any, Any]:
+    """The age with the months the patient writes after its years ("2 yaş 3 aylık" sent as age_years 2 is 2 years
+    and 3 months: Turn.months_beyond); said gets the call's age_months where they are added."""
+    if age_months is None and (months := turn.months_beyond(_maybe_number(age_years))) is not None:
+        said["age_months"] = None
+        return age_years, months
+    return age_years, age_months
 
 
 @_tool
@@ -1082,6 +1095,10 @@ def calculate_dose(
     turn = _patient(patient, patient_text)
     if turn:
         weight, age_years, age_months, said = _as_written(weight, age_years, age_months, turn)
+        if not turn.gives_weight(weight):
+            # "oğlum 10 yaşında, aerius dozu ne olmalı" was called with weight_kg 10: a dose for a weight the patient
+            # never gave is a guess, so it is asked.
+            raise ToolError("invalid_input", "the patient gives no weight: ask for it", _WEIGHT_NEEDED)
     weight = _number(weight, "weight_kg", 0.0, WEIGHT_MAX_KG, low_open=True)
     if turn and not turn.gives_age(_maybe_number(age_years), _maybe_number(age_months)):
         # "calpol dozu nedir 15 kilo" was called with age_years 1: the age decides the limits, so it is asked.
@@ -1303,6 +1320,7 @@ def _as_stated(
     if age_years is None and age_months is None and (age := turn.stated_age()) is not None:
         # an age the call leaves out that the patient states, once, of the one who takes the medicine
         age_years, age_months = (age.value, None) if age.unit == "years" else (None, age.value)
+    age_years, age_months = _with_months(turn, age_years, age_months, said)
     db = load_db()
     read = [(text, db.read_conditions(text)[0]) for text in conditions]
     # A text that is no condition the data knows is kept only as the patient's own words that name neither the
@@ -1313,7 +1331,20 @@ def _as_stated(
         key = fold(text)
         return key in written and (not drug or fold(drug) not in key) and not state_mentions(fold_case(text))
 
-    kept = [(text, found) for text, found in read if found or theirs(text)]
+    # A condition the data knows, written neither as the patient wrote it nor as the data names it ("my asthma",
+    # "glokom hastalığı", "ulseri" of "ulserim"), runs in their words for it, as one the call leaves out is added
+    # (the tool reads each alike; the call then says what the patient said).
+    their_words = dict(turn.stated_conditions())
+
+    def as_theirs(text: str, found: list[str]) -> str:
+        if len(found) != 1 or found[0] not in their_words or _whole_words(fold(text), written):
+            return text
+        entry = db.conditions[found[0]]
+        if fold(text) in {fold(n) for n in (entry["name_tr"], entry["name_en"], *entry["synonyms"])}:
+            return text
+        return their_words[found[0]]
+
+    kept = [(as_theirs(text, found), found) for text, found in read if found or theirs(text)]
     named = {cid for _, found in read for cid in found}
     added = [(words, [cid]) for cid, words in turn.stated_conditions() if cid not in named]
     # One condition written twice ("blood pressure" beside "high blood pressure", "astım" and "asthma"): the longer
@@ -1324,6 +1355,11 @@ def _as_stated(
         said["conditions"] = list(conditions)
         conditions = final
     return pregnant, breastfeeding, age_years, age_months, conditions, said
+
+
+def _whole_words(key: str, text: str) -> bool:
+    """Whether key (folded) is written in text (folded) as whole words."""
+    return re.search(rf"(?<!\w){re.escape(key)}(?!\w)", text) is not None
 
 
 def as_stated(tool: str, arguments: dict[str, Any], turn: Turn) -> dict[str, Any]:

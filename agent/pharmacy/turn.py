@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .amounts import among_numbers, names_age, stated_numbers, written_numbers
+from .amounts import among_numbers, compound_ages, names_age, names_weight, stated_numbers, written_numbers
 from .drugdb import load_db
 from .text import as_written, clauses, fold, fold_case, patient_language, state_mentions
 
@@ -100,6 +100,8 @@ class Turn:
     conditions: tuple[Stated, ...]  # the drug data's conditions ("böbrek hastalığım yok": denied)
     about: str | None  # who takes the medicine: SELF, a key of RELATIONS, or None where the words do not say
     ages: tuple[Age, ...] = ()  # each age stated with its unit, and whose it is
+    weight_word: bool = False  # a word of weight ("kilosu", "weighs", "pounds": amounts.names_weight)
+    compound_ages: tuple[tuple[float, float], ...] = ()  # (years, months) of "2 yaş 3 aylık" (amounts.compound_ages)
 
     def stated_numbers(self) -> dict[str, list[float]]:
         """Weights ("kg", "lb") and ages ("years", "months") as amounts.stated_numbers gives them."""
@@ -115,6 +117,18 @@ class Turn:
         if self.age_word:
             return True
         return among_numbers(self.numbers, *values)
+
+    def gives_weight(self, value: float | None) -> bool:
+        """Whether the words give ground for a weight: one stated with its unit ("13 kg", "kilosu 13"), or a word of
+        weight and value among their numbers ("Kilosu kaç?" answered "15 civarı")."""
+        if self.weights_kg or self.weights_lb:
+            return True
+        return self.weight_word and among_numbers(self.numbers, value)
+
+    def months_beyond(self, years: float | None) -> float | None:
+        """The months the patient writes after years, as one age ("2 yaş 3 aylık": 3 for 2), else None."""
+        found = {m for y, m in self.compound_ages if years is not None and abs(y - years) < 1e-9}
+        return found.pop() if len(found) == 1 else None
 
     def fits(self, subject: str | None) -> bool:
         """Whether a fact of subject's is one of the person the medicine is for (either unnamed: it may be)."""
@@ -211,6 +225,8 @@ def read_turn(messages: list[dict]) -> Turn:
         conditions=_conditions(folded, relations),
         about=_about(folded),
         ages=_ages(folded, relations, mentions),
+        weight_word=names_weight(text),
+        compound_ages=tuple(compound_ages(text)),
     )
 
 
