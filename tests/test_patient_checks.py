@@ -425,6 +425,7 @@ def test_an_age_written_with_a_half_and_no_unit_is_the_patients(text):
         # a label whose number carries a unit of its own kind: that unit
         ("yaşı 18 aylık", {"months": [18.0]}),
         ("kilosu 11 kg", {"kg": [11.0]}),
+        ("kilosu 40 lbs, yaşı 6", {"lb": [40.0], "years": [6.0]}),
         # "weighs 40" names no unit: not read (kg or pounds)
         ("she weighs 40, 9 years old", {"years": [9.0]}),
     ],

@@ -223,17 +223,19 @@ def in_digits(text: str) -> str:
 # A weight or an age written as a label, then its number ("kilosu 11", "kilo 30 yas 9", "yaşı 5", "age 4"): the
 # word names the unit. Folded text (in_digits). "weighs 40" is not one: it names no unit (kg or pounds).
 _LABELLED = re.compile(
-    r"(?<![\w.,])(?:(?P<kg>kilo(?:su|m|n|muz|nuz)?|agirlig[ıi]|agirligim)|(?P<years>yas(?:i|im|in)?|age|aged))"
+    r"(?<![\w.,])(?:(?P<kg>kilo(?:su|m|n|muz|nuz)?|agirlig(?:i|im))|(?P<years>yas(?:i|im|in)?|age|aged))"
     r"[\s:=]*(?P<number>\d+(?:[.,]\d+)?)(?![.,]?\d)"
 )
 _NUMBER_BEFORE = re.compile(r"(\d+(?:[.,]\d+)?)[\s-]*$")
+# What each unit of _STATED measures: a label's number followed by a unit of its own kind is that unit's.
+_KIND = {"kg": "weight", "lb": "weight", "years": "age", "months": "age"}
 
 
 def _labelled(text: str) -> list[tuple[str, float, int, int]]:
     """(unit, value, start, end) of each label-first weight or age in folded text (_LABELLED), read left to right:
     a label right after a number is that number's unit ("14 kilo 3 yaş"), unless a label before took the number
     ("kilo 30 yas 9": 30 kg, 9 years); a number followed by a unit of its own label's kind is left to _STATED
-    ("yaşı 18 aylık", "kilosu 11 kg")."""
+    ("yaşı 18 aylık", "kilosu 40 lbs")."""
     out: list[tuple[str, float, int, int]] = []
     for m in _LABELLED.finditer(text):
         unit = "kg" if m["kg"] else "years"
@@ -241,7 +243,7 @@ def _labelled(text: str) -> list[tuple[str, float, int, int]]:
         if before and not any(s <= before.start(1) < e for _, _, s, e in out):
             continue
         after = _STATED.match(text, m.start("number"))
-        if after and (after.lastgroup == unit or {after.lastgroup, unit} <= {"years", "months"}):
+        if after and _KIND[after.lastgroup] == _KIND[unit]:  # type: ignore[index]
             continue
         out.append((unit, float(m["number"].replace(",", ".")), m.start(), m.end()))
     return out
@@ -261,16 +263,21 @@ def stated_numbers(text: str) -> dict[str, list[float]]:
     return out
 
 
-# One age in years and months ("2 yaş 3 aylık", "1 yaş 8 ay", "2 years 3 months", "3 years and 2 months"), folded.
-_COMPOUND_AGE = re.compile(
-    r"(?<![\w.,])(\d+)[\s-]*(?:yas\w*|years?|yrs?)[\s,]*(?:ve\s+|and\s+)?(\d+)[\s-]*(?:ay\w*|months?|mos?)(?![a-z])"
-)
+# What may stand between the years and the months of one age ("2 yaş 3 aylık", "3 years and 2 months").
+_YEARS_THEN_MONTHS = re.compile(r"[\s,]*(?:(?:ve|and)\s+)?")
 
 
 def compound_ages(text: str) -> list[tuple[float, float]]:
-    """(years, months) of each age text writes in both units at once ("2 yaş 3 aylık": (2, 3)); durations
-    ("3 aydır") are not ages."""
-    return [(float(y), float(m)) for y, m in _COMPOUND_AGE.findall(in_digits(without_durations(text)))]
+    """(years, months) of each age text writes in both units at once, the months right after the years as
+    stated_numbers reads them ("2 yaş 3 aylık": (2, 3)); durations ("3 aydır") are not ages."""
+    folded = in_digits(without_durations(text))
+    found = list(_STATED.finditer(folded))
+    return [
+        (float(a.group(1).replace(",", ".")), float(b.group(1).replace(",", ".")))
+        for a, b in zip(found, found[1:], strict=False)
+        if (a.lastgroup, b.lastgroup) == ("years", "months")
+        and _YEARS_THEN_MONTHS.fullmatch(folded[a.end() : b.start()])
+    ]
 
 
 # Words that say an age is given ("3 yaşında", "bir yaşındaki", "iki aylık", "two years old", "I'm 35 years").
@@ -279,7 +286,9 @@ _AGE_WORDS = re.compile(
     re.I,
 )
 # Words that say a weight is given ("kilosu", "13 kg", "weighs", "40 lbs", "ağırlığı").
-_WEIGHT_WORDS = re.compile(r"(?<!\w)(?:kilo\w*|kgs?|weigh\w*|lbs?|pounds?|a[gğ][ıi]rl[ıi][gğ]\w*)(?!\w)", re.I)
+_WEIGHT_WORDS = re.compile(
+    rf"(?<!\w)(?:{_STATED_UNITS['kg']}|{_STATED_UNITS['lb']}|weigh\w*|a[gğ][ıi]rl[ıi][gğ]\w*)(?!\w)", re.I
+)
 _ANY_NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)?")
 
 

@@ -591,11 +591,15 @@ class DrugDB:
         present, _ = self.read_conditions(text, fuzzy=fuzzy)
         return present
 
+    def condition_named(self, text: str) -> str | None:
+        """The condition id whose name or synonym text is exactly (folded: "Yüksek tansiyon", "asthma"), else None."""
+        return self._cond_syns.get(fold(text))
+
     def read_conditions(self, text: str, *, fuzzy: bool = True) -> tuple[list[str], list[str]]:
         """(present, negated) condition ids in free text: "astımım yok" and "no kidney disease" are negated."""
+        if cid := self.condition_named(text):
+            return [cid], []
         key = fold(text)
-        if key in self._cond_syns:
-            return [self._cond_syns[key]], []
         present: list[str] = []
         negated: list[str] = []
         for clause in _CLAUSE.split(key):

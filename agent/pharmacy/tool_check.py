@@ -24,7 +24,8 @@ from .drugdb import load_db
 from .medicine_check import grounded_list, group_asked, non_medicines
 from .named import patient_medicines, same_medicine
 from .router import route_text
-from .text import decimal, fold
+from .text import fold
+from .tools import maybe_number
 from .turn import patient_words, read_turn
 
 # get_drug_info sections a question of a medicine taken with something is asked as
@@ -69,15 +70,6 @@ def _asked_with(drug: str, conversation: list[dict]) -> list[str]:
     return [m for m in group_asked(conversation) if not same_medicine(db.resolve(m).target, target)]
 
 
-def _number(value: object) -> float | None:
-    """value as a number where it is one or reads as one ("13", "10,5"), else None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    return decimal(value) if isinstance(value, str) else None
-
-
 class AnsweringTool:
     """CallsCheck: a call's tool set to the one that answers what its arguments ask (module doc)."""
 
@@ -104,7 +96,7 @@ class AnsweringTool:
                 if isinstance(drug, str) and (with_it := _asked_with(drug, conversation)):
                     call = {**call, "name": "check_interactions", "arguments": {"drugs": [drug, *with_it]}}
             elif call.get("name") == "calculate_dose" and isinstance(drug, str):
-                if not read_turn(conversation).gives_weight(_number(args.get("weight_kg"))):
+                if not read_turn(conversation).gives_weight(maybe_number(args.get("weight_kg"))):
                     call = {**call, "name": "get_drug_info", "arguments": {"drug": drug, "section": "dosage"}}
             out.append(call)
         return out

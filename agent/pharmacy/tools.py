@@ -309,7 +309,7 @@ _RANGE_SAYS = {
 }
 
 
-def _maybe_number(value: Any) -> float | None:
+def maybe_number(value: Any) -> float | None:
     """value as a number when it reads as one (for comparing with the patient's numbers), else None."""
     try:
         return _number(value, "value", -math.inf, math.inf)
@@ -1057,7 +1057,7 @@ def _as_written(weight: float, age_years: Any, age_months: Any, turn: Turn) -> t
 def _with_months(turn: Turn, age_years: Any, age_months: Any, said: dict[str, Any]) -> tuple[Any, Any]:
     """The age with the months the patient writes after its years ("2 yaş 3 aylık" sent as age_years 2 is 2 years
     and 3 months: Turn.months_beyond); said gets the call's age_months where they are added."""
-    if age_months is None and (months := turn.months_beyond(_maybe_number(age_years))) is not None:
+    if age_months is None and (months := turn.months_beyond(maybe_number(age_years))) is not None:
         said["age_months"] = None
         return age_years, months
     return age_years, age_months
@@ -1100,7 +1100,7 @@ def calculate_dose(
             # never gave is a guess, so it is asked.
             raise ToolError("invalid_input", "the patient gives no weight: ask for it", _WEIGHT_NEEDED)
     weight = _number(weight, "weight_kg", 0.0, WEIGHT_MAX_KG, low_open=True)
-    if turn and not turn.gives_age(_maybe_number(age_years), _maybe_number(age_months)):
+    if turn and not turn.gives_age(maybe_number(age_years), maybe_number(age_months)):
         # "calpol dozu nedir 15 kilo" was called with age_years 1: the age decides the limits, so it is asked.
         raise ToolError("invalid_input", "the patient gives no age: ask for it", _AGE_NEEDED)
     age = _age(age_years, age_months)
@@ -1305,15 +1305,15 @@ def _as_stated(
         if value != turn.counts(key):
             said[key] = value
     pregnant, breastfeeding = turn.counts("pregnant"), turn.counts("breastfeeding")
-    if not turn.gives_age(_maybe_number(age_years), _maybe_number(age_months)):
+    if not turn.gives_age(maybe_number(age_years), maybe_number(age_months)):
         said |= {f"age_{u}": v for u, v in (("years", age_years), ("months", age_months)) if v is not None}
         age_years = age_months = None
     for unit, value in (("years", age_years), ("months", age_months)):
-        if turn.someone_elses_age(_maybe_number(value)):
+        if turn.someone_elses_age(maybe_number(value)):
             # the breastfed baby's "3 aylık" or a pregnancy's months, written as the age of the one who takes it
             said[f"age_{unit}"] = value
             age_years, age_months = (None, age_months) if unit == "years" else (age_years, None)
-    years = _maybe_number(age_years)
+    years = maybe_number(age_years)
     takers = {a.unit for a in turn.ages if turn.is_takers(a) and years is not None and abs(a.value - years) < 1e-9}
     if age_months is None and takers == {"months"}:
         age_years, age_months = None, years  # "14 aylık" written as age_years 14: in the unit the patient wrote
@@ -1334,19 +1334,19 @@ def _as_stated(
     # A condition the data knows, written neither as the patient wrote it nor as the data names it ("my asthma",
     # "glokom hastalığı", "ulseri" of "ulserim"), runs in their words for it, as one the call leaves out is added
     # (the tool reads each alike; the call then says what the patient said).
-    their_words = dict(turn.stated_conditions())
+    stated = turn.stated_conditions()
+    their_words = dict(stated)
 
     def as_theirs(text: str, found: list[str]) -> str:
-        if len(found) != 1 or found[0] not in their_words or _whole_words(fold(text), written):
+        if len(found) != 1 or found[0] not in their_words or db.condition_named(text):
             return text
-        entry = db.conditions[found[0]]
-        if fold(text) in {fold(n) for n in (entry["name_tr"], entry["name_en"], *entry["synonyms"])}:
+        if _whole_words(fold(text), written):
             return text
         return their_words[found[0]]
 
     kept = [(as_theirs(text, found), found) for text, found in read if found or theirs(text)]
     named = {cid for _, found in read for cid in found}
-    added = [(words, [cid]) for cid, words in turn.stated_conditions() if cid not in named]
+    added = [(words, [cid]) for cid, words in stated if cid not in named]
     # One condition written twice ("blood pressure" beside "high blood pressure", "astım" and "asthma"): the longer
     # wording names it once.
     every = [*kept, *added]
